@@ -1,0 +1,1 @@
+"""Small real models and training graphs used by the demo, the tests and the benchmarks."""

@@ -1,0 +1,19 @@
+"""ort_ops: ONNX Runtime custom ops for training on Huawei Ascend NPUs (domain ``ai.ortops``).
+
+Usage::
+
+    import onnxruntime as ort, ort_ops
+    so = ort_ops.register(ort.SessionOptions())
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+
+Importing this package registers the ONNX schemas of its ops with ``onnx.defs`` so that
+``onnx.checker`` and ``onnx.shape_inference`` know them.
+"""
+
+from ort_ops.domain import DOMAIN, OPSET_VERSION
+from ort_ops.library import get_library_path, register
+from ort_ops import schemas as _schemas
+
+_schemas.register_all()
+
+__all__ = ["DOMAIN", "OPSET_VERSION", "get_library_path", "register"]

@@ -1,0 +1,17 @@
+// Chooses the EluGrad loops for this CPU.
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/elu_grad_loops.h"
+
+namespace ortops {
+
+const EluGradLoops& SelectLoops() {
+  static const bool has_avx2 = CpuHasAvx2();
+  const char* force = std::getenv("ORTOPS_FORCE_PORTABLE");
+  const bool forced = force != nullptr && force[0] != '\0' && std::strcmp(force, "0") != 0;
+  const EluGradLoops* avx2 = Avx2Loops();
+  return (has_avx2 && avx2 != nullptr && !forced) ? *avx2 : PortableLoops();
+}
+
+}  // namespace ortops

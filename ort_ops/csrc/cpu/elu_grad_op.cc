@@ -1,0 +1,105 @@
+// EluGrad on the CPU EP: validates, then runs the vector loops over cache-sized chunks on the
+// session's intra-op thread pool (single-threaded for small tensors).
+#include "cpu/elu_grad_op.h"
+
+#include <algorithm>
+
+#include "common/element_type.h"
+#include "common/elu_grad_io.h"
+#include "common/elu_grad_math.h"
+#include "cpu/elu_grad_loops.h"
+
+namespace ortops::cpu {
+namespace {
+
+// Tensors below this many elements run on the calling thread: the pool costs more than it saves.
+constexpr size_t kParallelMinElements = size_t{1} << 16;
+// Elements per parallel work item (multiple of 64 so chunks keep the output's alignment).
+constexpr size_t kChunkElements = size_t{1} << 15;
+// Outputs at least this many bytes are written with non-temporal stores.
+constexpr size_t kStreamingMinBytes = size_t{16} << 20;
+
+template <typename T>
+using LoopFn = void (*)(const typename T::Storage*, const typename T::Storage*,
+                        typename T::Storage*, size_t, float, bool);
+
+template <typename T>
+LoopFn<T> LoopFor(const EluGradLoops& loops);
+template <>
+LoopFn<Float32> LoopFor<Float32>(const EluGradLoops& loops) { return loops.f32; }
+template <>
+LoopFn<Float16> LoopFor<Float16>(const EluGradLoops& loops) { return loops.f16; }
+template <>
+LoopFn<BFloat16> LoopFor<BFloat16>(const EluGradLoops& loops) { return loops.bf16; }
+
+template <typename T>
+struct Job {
+  LoopFn<T> loop;
+  const typename T::Storage* grads;
+  const typename T::Storage* activations;
+  typename T::Storage* y;
+  size_t count;
+  float alpha;
+  bool streaming;
+
+  static void RunChunk(void* self, size_t index) {
+    const Job& job = *static_cast<const Job*>(self);
+    const size_t begin = index * kChunkElements;
+    const size_t n = std::min(kChunkElements, job.count - begin);
+    job.loop(job.grads + begin, job.activations + begin, job.y + begin, n, job.alpha,
+             job.streaming);
+  }
+};
+
+template <typename T>
+struct Kernel {
+  float alpha;
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
+    EluGradIo io;
+    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, OnnxType<T>::value, &io));
+    if (io.count == 0) return nullptr;
+    using S = typename T::Storage;
+    Job<T> job{LoopFor<T>(SelectLoops()),
+               static_cast<const S*>(io.grads),
+               static_cast<const S*>(io.activations),
+               static_cast<S*>(io.y),
+               io.count,
+               alpha,
+               io.count * sizeof(S) >= kStreamingMinBytes};
+    if (io.count < kParallelMinElements) {
+      job.loop(job.grads, job.activations, job.y, job.count, alpha, job.streaming);
+      return nullptr;
+    }
+    const size_t chunks = (io.count + kChunkElements - 1) / kChunkElements;
+    return Api().KernelContext_ParallelFor(context, &Job<T>::RunChunk, chunks, 0, &job);
+  }
+};
+
+template <typename T>
+struct Op : Ort::CustomOpBase<Op<T>, Kernel<T>, /*WithStatus=*/true> {
+  OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* info, void** kernel) const {
+    float alpha = 1.0f;
+    ORTOPS_RETURN_IF_ERROR(ReadAlpha(info, &alpha));
+    *kernel = new Kernel<T>{alpha};
+    return nullptr;
+  }
+  const char* GetName() const { return "EluGrad"; }
+  const char* GetExecutionProviderType() const { return "CPUExecutionProvider"; }
+  size_t GetInputTypeCount() const { return 2; }
+  ONNXTensorElementDataType GetInputType(size_t) const { return OnnxType<T>::value; }
+  size_t GetOutputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetOutputType(size_t) const { return OnnxType<T>::value; }
+};
+
+}  // namespace
+
+const std::vector<const OrtCustomOp*>& Ops() {
+  static const Op<Float32> f32;
+  static const Op<Float16> f16;
+  static const Op<BFloat16> bf16;
+  static const std::vector<const OrtCustomOp*> ops{&f32, &f16, &bf16};
+  return ops;
+}
+
+}  // namespace ortops::cpu

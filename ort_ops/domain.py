@@ -1,0 +1,14 @@
+"""The op library's identity: every other file (Python and, through CMake, C++) reads these.
+
+CMake parses the three assignments below with a regular expression, so keep each on one line
+in the form ``NAME = value``.
+"""
+
+DOMAIN = "ai.ortops"
+OPSET_VERSION = 1
+LIBRARY_NAME = "ortops"
+
+# Models the project writes: IR 10 is read by onnxruntime 1.24 (CANN wheel, <= 11) and 1.31
+# (<= 13); onnx 1.23 would otherwise write IR 14. Standard ops use this ai.onnx opset.
+IR_VERSION = 10
+ONNX_OPSET = 18

@@ -1,0 +1,45 @@
+"""Where the compiled op library is, and how to register it on ONNX Runtime session options."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+
+from ort_ops.domain import LIBRARY_NAME
+
+_FILE_NAME = {"win32": f"{LIBRARY_NAME}.dll", "darwin": f"lib{LIBRARY_NAME}.dylib"}.get(
+    sys.platform, f"lib{LIBRARY_NAME}.so"
+)
+DISTRIBUTION = "ort-ops"
+
+
+def _candidates() -> list[str]:
+    # 1. next to this package (an installed wheel); 2. the installed distribution, for when
+    # this package is imported from a source checkout that was also `pip install`ed.
+    paths = [os.path.join(os.path.dirname(os.path.abspath(__file__)), _FILE_NAME)]
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+        paths.append(str(dist.locate_file(f"ort_ops/{_FILE_NAME}")))
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return paths
+
+
+def get_library_path() -> str:
+    """Absolute path of the shared library holding every ``ai.ortops`` kernel."""
+    candidates = _candidates()
+    for path in candidates:
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    raise FileNotFoundError(
+        f"the ort_ops native library {_FILE_NAME} is not built; looked in: "
+        + ", ".join(candidates)
+        + ". Run `bash scripts/setup.sh` (or `pip install .`) to build it."
+    )
+
+
+def register(session_options):
+    """Register the op library on an ``onnxruntime.SessionOptions``; returns the same object."""
+    session_options.register_custom_ops_library(get_library_path())
+    return session_options

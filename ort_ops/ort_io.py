@@ -1,0 +1,52 @@
+"""Feeding and fetching NumPy arrays of every supported dtype (bfloat16 included) through ORT.
+
+``onnxruntime``'s ``InferenceSession.run`` rejects ``ml_dtypes.bfloat16`` arrays and cannot
+return bfloat16 outputs; these helpers go through ``OrtValue`` instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping, Sequence
+
+import ml_dtypes
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def to_ort_value(array: np.ndarray) -> ort.OrtValue:
+    """An OrtValue (CPU) holding ``array``; bfloat16 arrays are passed by their bits."""
+    array = np.ascontiguousarray(array)
+    if array.dtype == _BF16:
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+            array.view(np.uint16), TensorProto.BFLOAT16
+        )
+    return ort.OrtValue.ortvalue_from_numpy(array)
+
+
+def to_numpy(value: ort.OrtValue) -> np.ndarray:
+    """A NumPy copy of a CPU OrtValue; bfloat16 comes back as ``ml_dtypes.bfloat16``."""
+    if value.data_type() == "tensor(bfloat16)":
+        out = np.empty(value.shape(), dtype=_BF16)
+        if out.size:
+            ctypes.memmove(out.ctypes.data, value.data_ptr(), out.nbytes)
+        return out
+    return value.numpy()
+
+
+def run(
+    session: ort.InferenceSession,
+    feeds: Mapping[str, np.ndarray],
+    output_names: Sequence[str] | None = None,
+) -> list[np.ndarray]:
+    """``session.run`` that accepts and returns float32, float16 and bfloat16 arrays alike."""
+    names = list(output_names) if output_names is not None else [
+        o.name for o in session.get_outputs()
+    ]
+    values = session.run_with_ort_values(
+        names, {name: to_ort_value(np.asarray(a)) for name, a in feeds.items()}
+    )
+    return [to_numpy(v) for v in values]
