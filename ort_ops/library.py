@@ -43,3 +43,12 @@ def register(session_options):
     """Register the op library on an ``onnxruntime.SessionOptions``; returns the same object."""
     session_options.register_custom_ops_library(get_library_path())
     return session_options
+
+
+def cpu_loops() -> str:
+    """The CPU loops EluGrad runs now: ``"avx2"`` or ``"portable"`` (see ORTOPS_FORCE_PORTABLE)."""
+    import ctypes
+
+    fn = ctypes.CDLL(get_library_path()).OrtOpsCpuLoops
+    fn.restype = ctypes.c_char_p
+    return fn().decode()

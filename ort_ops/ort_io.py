@@ -19,7 +19,9 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 def to_ort_value(array: np.ndarray) -> ort.OrtValue:
     """An OrtValue (CPU) holding ``array``; bfloat16 arrays are passed by their bits."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-D into 1-D)
+        array = array.copy(order="C")
     if array.dtype == _BF16:
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
             array.view(np.uint16), TensorProto.BFLOAT16
