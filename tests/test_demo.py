@@ -13,7 +13,7 @@ from ort_ops.reference import elu_grad
 def test_demo_writes_inputs_outputs_and_passes(tmp_path, capsys, dtype):
     assert demo.main(["--dtype", dtype, "--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert text.count("PASS") == 2 and "FAIL" not in text
+    assert text.count("  PASS: ") == 2 and "FAIL" not in text
     assert text.count("y[") == 16
     assert "EluGrad ran on CPUExecutionProvider" in text
     np_dtype = dtypes.numpy_dtype(dtype)
