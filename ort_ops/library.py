@@ -15,8 +15,11 @@ DISTRIBUTION = "ort-ops"
 
 
 def _candidates() -> list[str]:
-    # 1. next to this package (an installed wheel); 2. the installed distribution, for when
-    # this package is imported from a source checkout that was also `pip install`ed.
+    # 0. $ORTOPS_LIBRARY (e.g. a sanitizer build); 1. next to this package (an installed
+    # wheel); 2. the installed distribution, for a source checkout that was also installed.
+    override = os.environ.get("ORTOPS_LIBRARY")
+    if override:
+        return [override]
     paths = [os.path.join(os.path.dirname(os.path.abspath(__file__)), _FILE_NAME)]
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)

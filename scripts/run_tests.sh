@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: the main suite in .venv, the CANN-EP suite (tests/cann) in
+# .venv-cann, and the op tests once more against an AddressSanitizer + UBSan build of the
+# library. Exits non-zero if any part fails. Run scripts/setup.sh first (the README's test
+# command does both).
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+status=0
+
+echo "== main suite (.venv)"
+.venv/bin/python -m pytest tests --ignore=tests/cann -q "$@" || status=1
+
+if [ -d tests/cann ] && [ -x .venv-cann/bin/python ]; then
+  echo "== CANN execution provider suite (.venv-cann)"
+  .venv-cann/bin/python -m pytest tests/cann -q "$@" || status=1
+elif [ -d tests/cann ]; then
+  echo "== CANN suite NOT RUN: .venv-cann is missing (run scripts/setup.sh)"; status=1
+fi
+
+echo "== op tests under AddressSanitizer + UBSan"
+bash scripts/asan_tests.sh || status=1
+
+exit $status
