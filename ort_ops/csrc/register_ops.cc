@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/ort_api.h"
+#include "cann/elu_grad_op.h"
 #include "cpu/elu_grad_op.h"
 
 #if !defined(ORTOPS_DOMAIN) || !defined(ORTOPS_OPSET_VERSION)
@@ -16,7 +17,7 @@ namespace {
 
 // One registration list per execution provider, in order.
 using OpList = const std::vector<const OrtCustomOp*>& (*)();
-constexpr OpList kOpLists[] = {&cpu::Ops};
+constexpr OpList kOpLists[] = {&cpu::Ops, &cann::Ops};
 
 std::string OpKey(const OrtCustomOp* op) {
   std::string key = std::string(op->GetName(op)) + " on ";

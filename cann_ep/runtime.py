@@ -1,0 +1,54 @@
+"""Which ACL runtime the CANN EP will use: a real CANN toolkit, or the simulator."""
+
+from __future__ import annotations
+
+import os
+
+PROVIDER = "CANNExecutionProvider"
+_simulated = False
+
+
+def real_cann_present() -> bool:
+    """A real CANN toolkit is installed: ``ASCEND_HOME_PATH`` names a folder with libascendcl."""
+    home = os.environ.get("ASCEND_HOME_PATH")
+    return bool(home) and any(
+        os.path.isfile(os.path.join(home, sub, "libascendcl.so")) for sub in ("lib64", "lib")
+    )
+
+
+def use_simulator(force: bool = False) -> bool:
+    """Load the ACL simulator's libraries (before any CANN session is created).
+
+    A no-op returning False when a real CANN toolkit is present, unless ``force``; True when
+    the simulator is (now) loaded. Idempotent.
+    """
+    global _simulated
+    if real_cann_present() and not force:
+        return False
+    from cann_ep import sim
+
+    sim.load()
+    _simulated = True
+    return True
+
+
+def simulated() -> bool:
+    """The simulator was loaded by this process."""
+    return _simulated
+
+
+def available() -> bool:
+    """The CANN EP is in this onnxruntime build and an ACL runtime (real or simulated) exists."""
+    import onnxruntime as ort
+
+    if PROVIDER not in ort.get_available_providers():
+        return False
+    if real_cann_present() or _simulated:
+        return True
+    from cann_ep import sim
+
+    try:
+        sim.library_dir()
+    except FileNotFoundError:
+        return False
+    return True

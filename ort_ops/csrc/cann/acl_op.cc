@@ -1,0 +1,76 @@
+// One CANN single op: descriptors, buffers, attributes, aclopCompileAndExecute.
+#include "cann/acl_op.h"
+
+namespace ortops::cann {
+
+OrtStatusPtr AclError(const AclApi& acl, const std::string& what, aclError code) {
+  const char* message = acl.GetRecentErrMsg();
+  return MakeError(what + " failed with ACL error " + std::to_string(code) +
+                       (message != nullptr ? std::string(": ") + message : std::string()),
+                   ORT_RUNTIME_EXCEPTION);
+}
+
+AclOp::AclOp(const AclApi& acl, const char* type) : acl_(acl), type_(type) {
+  attr_ = acl_.CreateAttr();
+  if (attr_ == nullptr) setup_error_ = "aclopCreateAttr returned NULL";
+}
+
+AclOp::~AclOp() {
+  for (aclTensorDesc* d : in_descs_) acl_.DestroyTensorDesc(d);
+  for (aclTensorDesc* d : out_descs_) acl_.DestroyTensorDesc(d);
+  for (aclDataBuffer* b : in_bufs_) acl_.DestroyDataBuffer(b);
+  for (aclDataBuffer* b : out_bufs_) acl_.DestroyDataBuffer(b);
+  if (attr_ != nullptr) acl_.DestroyAttr(attr_);
+}
+
+void AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
+                const std::vector<int64_t>& dims) {
+  // CANN treats a scalar as shape [1] (its tiling's EnsureNotScalar); pass it that way.
+  static const std::vector<int64_t> kScalar{1};
+  const std::vector<int64_t>& shape = dims.empty() ? kScalar : dims;
+  aclTensorDesc* desc = acl_.CreateTensorDesc(type, static_cast<int>(shape.size()),
+                                              shape.data(), ACL_FORMAT_ND);
+  aclDataBuffer* buf = acl_.CreateDataBuffer(const_cast<void*>(data), bytes);
+  if (desc == nullptr || buf == nullptr) setup_error_ = "aclCreateTensorDesc/aclCreateDataBuffer returned NULL";
+  (input ? in_descs_ : out_descs_).push_back(desc);
+  (input ? in_bufs_ : out_bufs_).push_back(buf);
+}
+
+AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type,
+                    const std::vector<int64_t>& dims) {
+  Add(true, data, bytes, type, dims);
+  return *this;
+}
+
+AclOp& AclOp::Output(void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
+  Add(false, data, bytes, type, dims);
+  return *this;
+}
+
+AclOp& AclOp::AttrInt(const char* name, int64_t value) {
+  if (attr_ != nullptr && acl_.SetAttrInt(attr_, name, value) != ACL_SUCCESS) {
+    setup_error_ = std::string("aclopSetAttrInt(") + name + ") failed";
+  }
+  return *this;
+}
+
+AclOp& AclOp::AttrFloat(const char* name, float value) {
+  if (attr_ != nullptr && acl_.SetAttrFloat(attr_, name, value) != ACL_SUCCESS) {
+    setup_error_ = std::string("aclopSetAttrFloat(") + name + ") failed";
+  }
+  return *this;
+}
+
+OrtStatusPtr AclOp::Run(aclrtStream stream) {
+  if (!setup_error_.empty()) {
+    return MakeError("CANN op " + type_ + ": " + setup_error_, ORT_RUNTIME_EXCEPTION);
+  }
+  const aclError code = acl_.CompileAndExecute(
+      type_.c_str(), static_cast<int>(in_descs_.size()), in_descs_.data(), in_bufs_.data(),
+      static_cast<int>(out_descs_.size()), out_descs_.data(), out_bufs_.data(), attr_,
+      ACL_ENGINE_SYS, ACL_COMPILE_SYS, nullptr, stream);
+  if (code != ACL_SUCCESS) return AclError(acl_, "aclopCompileAndExecute(\"" + type_ + "\")", code);
+  return nullptr;
+}
+
+}  // namespace ortops::cann
