@@ -1,2 +1,36 @@
 """Graph passes over exported ONNX training graphs: fuse the ELU backward into
-``ai.ortops::EluGrad`` and lower EluGrad back to standard ONNX (see issue "rewrite")."""
+``ai.ortops::EluGrad`` and lower EluGrad back to standard ONNX (see issue 3, "rewrite").
+
+Public API::
+
+    from rewrite import fuse_elu_grad, lower_elu_grad, inspect_elu_grad, validate, RewriteReport
+
+    report = RewriteReport()
+    fused = fuse_elu_grad(model, strict=False, report=report)   # new ModelProto
+    print(report.summary()); report.to_json()
+    lowered = lower_elu_grad(fused)                             # standard ops, bit-exact
+    validate(model, fused)                                      # ORT + reference evaluator
+
+Rules live one per module in ``rewrite/rules/`` and are listed once, in order, in
+``rewrite.rules.RULES``. Command line: ``python -m rewrite {fuse,lower,inspect} ...``.
+"""
+
+import ort_ops  # noqa: F401  (registers the ai.ortops schemas for onnx.checker)
+
+from rewrite.fuse import fuse_elu_grad, has_candidates, inspect_elu_grad
+from rewrite.lower import lower_elu_grad
+from rewrite.report import RewriteReport, SiteReport
+from rewrite.rules import RULES
+
+
+def validate(original, rewritten, **kwargs):
+    """Compare ``original`` and ``rewritten`` numerically; see :func:`rewrite.validate.validate`."""
+    from rewrite.validate import validate as _validate
+
+    return _validate(original, rewritten, **kwargs)
+
+
+__all__ = [
+    "RULES", "RewriteReport", "SiteReport", "fuse_elu_grad", "has_candidates",
+    "inspect_elu_grad", "lower_elu_grad", "validate",
+]

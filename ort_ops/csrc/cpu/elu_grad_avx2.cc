@@ -90,13 +90,15 @@ ORTOPS_AVX2 void F16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n
     }
   }
   streaming = streaming && !MisalignedTo(y + i, 16);
-  for (; i + kLanes <= n; i += kLanes) {
-    const __m256 r = Select(LoadHalf(g + i), LoadHalf(a + i), va);
-    if (AnyNan(r)) {
-      EluGradScalar<Float16>(g + i, a + i, y + i, kLanes, alpha);
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const __m256 r0 = Select(LoadHalf(g + i), LoadHalf(a + i), va);
+    const __m256 r1 = Select(LoadHalf(g + i + kLanes), LoadHalf(a + i + kLanes), va);
+    if (AnyNan(_mm256_add_ps(r0, r1))) {  // a NaN in either: redo both exactly
+      EluGradScalar<Float16>(g + i, a + i, y + i, 2 * kLanes, alpha);
     } else {
-      Store16(y + i, _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-              streaming);
+      Store16(y + i, _mm256_cvtps_ph(r0, kRound), streaming);
+      Store16(y + i + kLanes, _mm256_cvtps_ph(r1, kRound), streaming);
     }
   }
   if (streaming) _mm_sfence();
@@ -113,8 +115,11 @@ ORTOPS_AVX2 void BF16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t 
     }
   }
   streaming = streaming && !MisalignedTo(y + i, 16);
-  for (; i + kLanes <= n; i += kLanes) {
-    Store16(y + i, ToBFloat16(Select(LoadBFloat16(g + i), LoadBFloat16(a + i), va)), streaming);
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const __m256 r0 = Select(LoadBFloat16(g + i), LoadBFloat16(a + i), va);
+    const __m256 r1 = Select(LoadBFloat16(g + i + kLanes), LoadBFloat16(a + i + kLanes), va);
+    Store16(y + i, ToBFloat16(r0), streaming);
+    Store16(y + i + kLanes, ToBFloat16(r1), streaming);
   }
   if (streaming) _mm_sfence();
   EluGradScalar<BFloat16>(g + i, a + i, y + i, n - i, alpha);
