@@ -1,0 +1,59 @@
+"""What a pass did: one entry per candidate site (fused, lowered or rejected, and why)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class SiteReport:
+    """One site: the rule that matched, its nodes, and the outcome."""
+
+    rule: str
+    status: str  # "fused" | "rejected" | "lowered" | "would fuse"
+    nodes: list[str]
+    output: str
+    grads: str | None = None
+    activations: str | None = None
+    dtype: str | None = None
+    alpha: float | None = None
+    exact: bool | None = None  # bit-identical to the original for every input
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None  # why it was not fused
+
+    def line(self) -> str:
+        what = f"{self.status:10s} {self.rule:18s} -> {self.output}"
+        if self.reason:
+            return f"{what}: {self.reason}"
+        detail = f" [{self.dtype}, alpha={self.alpha!r}, {'exact' if self.exact else 'not bit-exact'}]"
+        return what + detail + "".join(f"\n{'':13s}note: {n}" for n in self.notes)
+
+
+@dataclass
+class RewriteReport:
+    """The sites a pass looked at. ``fused`` / ``rejected`` filter them; ``to_json`` dumps."""
+
+    pass_name: str = ""
+    strict: bool = False
+    sites: list[SiteReport] = field(default_factory=list)
+
+    @property
+    def fused(self) -> list[SiteReport]:
+        return [s for s in self.sites if s.status in ("fused", "lowered", "would fuse")]
+
+    @property
+    def rejected(self) -> list[SiteReport]:
+        return [s for s in self.sites if s.status == "rejected"]
+
+    def to_dict(self) -> dict:
+        return {"pass": self.pass_name, "strict": self.strict,
+                "sites": [asdict(s) for s in self.sites]}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def summary(self) -> str:
+        head = (f"{self.pass_name}: {len(self.fused)} site(s) rewritten, "
+                f"{len(self.rejected)} rejected" + (" (strict)" if self.strict else ""))
+        return "\n".join([head] + ["  " + s.line() for s in self.sites])

@@ -1,0 +1,44 @@
+"""``<foreign domain>::EluGrad(dY, Y) -> ai.ortops::EluGrad(dY, Y)``.
+
+tf2onnx's ``--custom-ops EluGrad`` writes ``ai.onnx.converters.tensorflow::EluGrad(gradients,
+outputs)``: TensorFlow's op, ``outputs < 0 ? gradients * (outputs + 1) : gradients`` — our
+semantics with alpha = 1, so the conversion is exact. Other domains are left alone: their
+semantics are unknown.
+"""
+
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from ort_ops import DOMAIN
+from rewrite.graph_view import GraphView
+from rewrite.rules.base import Rule, Site, common_checks, elu_grad_node
+
+NAME = "foreign_elu_grad"
+# domain -> how its EluGrad maps onto ours (alpha attribute name, or None for alpha = 1)
+KNOWN_DOMAINS = {"ai.onnx.converters.tensorflow": None}
+
+
+def pattern(view: GraphView, node: gs.Node) -> Site | None:
+    """A single ``EluGrad`` node of any domain but ours."""
+    if node.domain == DOMAIN or len(node.inputs) != 2 or len(node.outputs) != 1:
+        return None
+    return Site(NAME, root=node, nodes=[node])
+
+
+def check(view: GraphView, site: Site) -> str | None:
+    node = site.root
+    if node.domain not in KNOWN_DOMAINS:
+        return f"EluGrad of domain {node.domain!r} has unknown semantics (known: {', '.join(KNOWN_DOMAINS)})"
+    site.grads, site.activations = node.inputs
+    site.output = node.outputs[0]
+    site.alpha = 1.0
+    site.dtype = view.dtype_name(site.grads)
+    return common_checks(view, site, [])
+
+
+def replacement(view: GraphView, site: Site) -> gs.Node:
+    return elu_grad_node(site)
+
+
+RULE = Rule(NAME, "EluGrad", pattern, check, replacement, __doc__.splitlines()[0])
