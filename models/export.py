@@ -1,0 +1,349 @@
+"""Export a PyTorch module + loss as an ONNX *training* graph (loss and parameter gradients).
+
+Route (torch 2.13 / onnxscript 0.7): ``torch.export.export`` of a wrapper computing the loss
+-> ``torch.export.experimental._export_forward_backward`` (joint forward + backward graph)
+-> ``torch.onnx.export(..., dynamo=True)``.
+
+The trap this module works around: ``torch.onnx.export`` keeps only ``USER_OUTPUT`` output
+specs, so the joint graph's ``LOSS_OUTPUT`` / ``GRADIENT_TO_PARAMETER`` specs are relabelled
+as user outputs and the module-call ``out_spec`` made a flat tuple; otherwise every gradient
+and the whole backward are silently dropped.
+
+Graph interface:
+
+- inputs: the model inputs, then the loss targets (names from ``input_names``, by default
+  ``input``/``input_1``... and ``target``/``target_1``...).
+- outputs: ``loss``, then ``grad.<name>`` for every trainable parameter in
+  ``module.named_parameters()`` order (e.g. ``grad.fc1.weight``).
+- trainable parameters, named exactly as in ``module.named_parameters()``: initializers by
+  default (a self-contained graph), or graph inputs after the data inputs with
+  ``params_as_inputs=True`` -- **the documented way for training**, where updated parameters
+  are fed every step. Frozen parameters and buffers stay initializers.
+
+During export the trainable parameters are always graph inputs, so the exporter's optimiser
+cannot constant-fold them into unnamed tensors (it would otherwise fold e.g. ``Transpose(W)``
+of a Linear weight into a new initializer and lose the parameter's name). Shapes are static:
+the graph is valid for the example inputs' shapes only.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import onnx
+import torch
+import torch.utils._pytree as pytree
+from torch import nn
+from torch.export.graph_signature import OutputKind, OutputSpec
+
+from models import conv_backward
+from ort_ops.domain import IR_VERSION
+
+STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
+LOSS_NAME = "loss"
+GRAD_PREFIX = "grad."
+_WRAPPED = "model"  # attribute of the loss wrapper holding the user's module
+
+
+class _WithLoss(nn.Module):
+    """``forward(*inputs, *targets) -> (loss_fn(module(*inputs), *targets),)``."""
+
+    def __init__(self, module: nn.Module, loss_fn: Callable, n_inputs: int):
+        super().__init__()
+        setattr(self, _WRAPPED, module)
+        self.loss_fn = loss_fn
+        self.n_inputs = n_inputs
+
+    def forward(self, *args):
+        out = getattr(self, _WRAPPED)(*args[: self.n_inputs])
+        return (self.loss_fn(out, *args[self.n_inputs :]),)
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, torch.Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _default_names(n_inputs: int, n_targets: int) -> list[str]:
+    def names(base, n):
+        return [base] if n == 1 else [base if i == 0 else f"{base}_{i}" for i in range(n)]
+
+    return names("input", n_inputs) + names("target", n_targets)
+
+
+def prepare(module: nn.Module, example_inputs, targets=None, dtype: torch.dtype | None = None):
+    """Copy ``module`` (cast to ``dtype`` if given) and the inputs/targets as the export sees them.
+
+    Floating-point inputs and targets are cast to ``dtype``; integer ones (class indices) are
+    kept. Returns ``(module_copy, inputs, targets)``.
+    """
+    inputs, tgts = _as_tuple(example_inputs), _as_tuple(targets)
+    for i, t in enumerate(inputs + tgts):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"example input/target {i} must be a torch.Tensor, got {type(t).__name__}")
+    module = copy.deepcopy(module)
+    inputs = tuple(t.detach().clone() for t in inputs)  # a model may write to its inputs
+    tgts = tuple(t.detach().clone() for t in tgts)
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point torch dtype, got {dtype}")
+        module = module.to(dtype)
+
+        def cast(t):
+            return t.to(dtype) if t.is_floating_point() else t
+
+        inputs, tgts = tuple(map(cast, inputs)), tuple(map(cast, tgts))
+    return module, inputs, tgts
+
+
+def trainable_parameters(module: nn.Module) -> dict[str, torch.Tensor]:
+    """``name -> tensor`` of the parameters that get a gradient output, in module order."""
+    return {n: p for n, p in module.named_parameters() if p.requires_grad}
+
+
+def _check_loss(loss) -> None:
+    if not isinstance(loss, torch.Tensor):
+        raise ValueError(f"loss_fn must return a scalar tensor, got {type(loss).__name__}")
+    if loss.dim() != 0:
+        raise ValueError(
+            f"loss_fn must return a scalar tensor (0-d), got shape {tuple(loss.shape)}; "
+            "reduce it, e.g. with .mean()"
+        )
+    if not loss.is_floating_point():
+        raise ValueError(f"loss_fn must return a floating-point scalar, got dtype {loss.dtype}")
+
+
+def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list]:
+    """The joint graph with loss and gradients relabelled as (flat) user outputs.
+
+    Returns the program and, per user output, ``None`` for the loss or the parameter name.
+    """
+    from torch.export.experimental import _export_forward_backward
+
+    ep = torch.export.export(wrapper, args, strict=False)
+    joint = _export_forward_backward(ep, joint_loss_index=0)
+    conv_backward.check_supported(joint.graph)
+    specs, kinds = [], []
+    prefix = _WRAPPED + "."
+    for spec in joint.graph_signature.output_specs:
+        if spec.kind == OutputKind.LOSS_OUTPUT:
+            kinds.append(None)
+        elif spec.kind == OutputKind.GRADIENT_TO_PARAMETER:
+            if not spec.target.startswith(prefix):
+                continue  # a parameter of the loss module itself: not part of the model
+            kinds.append(spec.target[len(prefix) :])
+        else:
+            continue  # buffer mutations etc. are not graph outputs
+        specs.append(OutputSpec(kind=OutputKind.USER_OUTPUT, arg=spec.arg, target=None))
+    joint.graph_signature.output_specs[:] = specs
+    flat = pytree.tree_structure(tuple(range(len(specs))))
+    for entry in joint.module_call_graph:
+        if entry.fqn == "" and entry.signature is not None:
+            entry.signature.out_spec = flat
+    return joint, kinds
+
+
+def export_training_graph(
+    module: nn.Module,
+    example_inputs,
+    loss_fn: Callable,
+    path: str | os.PathLike | None = None,
+    *,
+    targets=None,
+    optimize: bool = True,
+    dtype: torch.dtype | None = None,
+    params_as_inputs: bool = False,
+    input_names: Sequence[str] | None = None,
+    verify: bool = True,
+    keep_stack_traces: bool = False,
+) -> onnx.ModelProto:
+    """Export ``loss_fn(module(*example_inputs), *targets)`` and its parameter gradients to ONNX.
+
+    Outputs are ``loss`` and ``grad.<param name>`` per trainable parameter; parameters are
+    initializers named like ``module.named_parameters()``, or graph inputs with
+    ``params_as_inputs=True`` (use this for training). ``dtype`` exports a converted copy
+    (e.g. ``torch.float16``; the user's module is never modified). ``optimize`` runs the
+    exporter's onnxscript optimiser. ``verify`` runs the graph in ONNX Runtime (CPU) and
+    compares the loss and every gradient with eager autograd (:mod:`models.verify`), raising
+    ``ValueError`` on mismatch. ``path`` is written atomically. Shapes are static. The
+    exporter's per-node Python stack traces (local file paths) are dropped unless
+    ``keep_stack_traces``; its other node metadata is kept.
+    """
+    from models import verify as verify_mod
+
+    mod, inputs, tgts = prepare(module, example_inputs, targets, dtype)
+    if not inputs:
+        raise ValueError("example_inputs is empty: the model needs at least one input tensor")
+    params = trainable_parameters(mod)
+    if not params:
+        raise ValueError(
+            f"module {type(module).__name__} has no trainable parameters "
+            "(none with requires_grad=True): there is no gradient to export"
+        )
+    names = list(input_names) if input_names is not None else _default_names(len(inputs), len(tgts))
+    if len(names) != len(inputs) + len(tgts) or len(set(names)) != len(names):
+        raise ValueError(
+            f"input_names must be {len(inputs) + len(tgts)} distinct names "
+            f"(inputs then targets), got {names}"
+        )
+    clash = set(names) & (set(params) | {LOSS_NAME} | {GRAD_PREFIX + n for n in params})
+    if clash:
+        raise ValueError(f"input_names {sorted(clash)} clash with parameter or output names")
+
+    wrapper = _WithLoss(mod, loss_fn, len(inputs))
+    loss = wrapper(*inputs, *tgts)[0]
+    _check_loss(loss)
+    grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
+    missing = [n for n, g in zip(params, grads) if g is None]
+    if missing:
+        raise ValueError(
+            f"parameters {missing} receive no gradient from the loss (unused in forward?); "
+            "set requires_grad=False on them to export"
+        )
+    del loss, grads
+
+    joint, kinds = _joint_program(wrapper, inputs + tgts)
+    if sorted(n for n in kinds if n is not None) != sorted(params):
+        raise AssertionError(f"joint graph gradients {kinds} do not match parameters {list(params)}")
+    if kinds.count(None) != 1:
+        raise ValueError(f"expected exactly one loss output in the joint graph, got {kinds.count(None)}")
+
+    try:
+        program = torch.onnx.export(
+            joint,
+            inputs + tgts,
+            dynamo=True,
+            optimize=False,
+            verbose=False,
+            custom_translation_table=conv_backward.CUSTOM_TRANSLATION_TABLE,
+        )
+    except Exception as e:  # the exporter's errors are long reports: surface the cause
+        raise ValueError(f"torch.onnx.export failed on the training graph: {_root_cause(e)}") from e
+    all_params = dict(mod.named_parameters())
+    _rewire(program.model, names, kinds, list(params), list(all_params), optimize, program)
+    model = program.model_proto
+    frozen = {n: p.detach() for n, p in all_params.items() if n not in params or not params_as_inputs}
+    model = _inputs_to_initializers(model, frozen)
+    if not keep_stack_traces:
+        _drop_metadata(model, STACK_TRACE_KEY)
+    model.ir_version = IR_VERSION
+    model.producer_name = "ort_ops.models"
+    onnx.checker.check_model(model)
+
+    if verify:
+        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts)
+        if not report.ok:
+            raise ValueError(f"exported training graph does not match eager autograd:\n{report}")
+    if path is not None:
+        save_atomic(model, path)
+    return model
+
+
+def _root_cause(error: BaseException) -> str:
+    """The innermost exception's first line (e.g. ``No ONNX function found for aten...``)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"
+
+
+def _rewire(ir_model, names, kinds, param_order, all_params, optimize, program) -> None:
+    """Name inputs/outputs, move every parameter to graph inputs, optionally optimise.
+
+    Trainable parameters (``param_order``) come first, then frozen ones (the caller turns
+    those back into initializers: as inputs, the optimiser cannot fold them away).
+    """
+    import onnx_ir as ir
+
+    graph = ir_model.graph
+    prefix = _WRAPPED + "."
+    data_inputs = list(graph.inputs)
+    if len(data_inputs) != len(names):
+        raise AssertionError(f"exporter produced {len(data_inputs)} inputs, expected {len(names)}")
+    for value, name in zip(data_inputs, names):
+        value.name = name
+    # Parameters: initializers named "model.<name>" -> graph inputs named "<name>".
+    param_values = []
+    ordered_params = list(param_order) + [n for n in all_params if n not in param_order]
+    for pname in ordered_params:
+        if pname not in param_order and prefix + pname not in graph.initializers:
+            continue  # a frozen parameter the exporter dropped
+        value = graph.initializers.pop(prefix + pname)
+        value.const_value = None
+        value.name = pname
+        param_values.append(value)
+    graph.inputs.extend(param_values)
+    # Buffers and constants keep their initializers; drop the wrapper prefix.
+    for key in [k for k in graph.initializers if k.startswith(prefix)]:
+        value = graph.initializers.pop(key)
+        value.name = key[len(prefix) :]
+        graph.initializers[value.name] = value
+
+    by_kind = dict(zip(kinds, graph.outputs))
+    ordered = [(LOSS_NAME, by_kind[None])] + [(GRAD_PREFIX + n, by_kind[n]) for n in param_order]
+    graph.outputs.clear()
+    seen = set()
+    for out_name, value in ordered:
+        if value.is_graph_input() or value.is_initializer() or id(value) in seen:
+            # An output that is an input, or repeated, gets its own Identity.
+            node = ir.Node("", "Identity", [value], num_outputs=1)
+            graph.append(node)
+            new = node.outputs[0]
+            new.shape, new.dtype = value.shape, value.dtype
+            value = new
+        seen.add(id(value))
+        value.name = out_name
+        graph.outputs.append(value)
+    if optimize:
+        program.optimize()
+
+
+def _inputs_to_initializers(model: onnx.ModelProto, params: dict[str, torch.Tensor]) -> onnx.ModelProto:
+    """Turn the parameter graph inputs into initializers holding ``params``' values."""
+    graph = model.graph
+    keep = [i for i in graph.input if i.name not in params]
+    del graph.input[:]
+    graph.input.extend(keep)
+    for name, tensor in params.items():
+        array = tensor.cpu().numpy() if tensor.dtype != torch.bfloat16 else None
+        if array is None:
+            import ml_dtypes
+
+            array = tensor.cpu().view(torch.uint16).numpy().view(ml_dtypes.bfloat16)
+        graph.initializer.append(onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+    return model
+
+
+def _drop_metadata(model: onnx.ModelProto, key: str) -> None:
+    """Remove metadata entry ``key`` from every node (graph and local functions)."""
+    for nodes in [model.graph.node, *(f.node for f in model.functions)]:
+        for node in nodes:
+            keep = [p for p in node.metadata_props if p.key != key]
+            if len(keep) != len(node.metadata_props):
+                del node.metadata_props[:]
+                node.metadata_props.extend(keep)
+
+
+def save_atomic(model: onnx.ModelProto, path: str | os.PathLike) -> None:
+    """Write ``model`` to ``path`` via a temporary file + ``os.replace`` (no partial file)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(model.SerializeToString())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

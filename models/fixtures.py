@@ -1,0 +1,106 @@
+"""The committed ONNX training-graph fixtures (``tests/fixtures/*.onnx``) and how to rebuild them.
+
+Regenerate all of them with ``python scripts/make_fixtures.py`` (or ``python -m
+models.fixtures [OUT_DIR]``). Each fixture is :func:`models.export_training_graph` of a
+:mod:`models.zoo` model with cross-entropy loss on a deterministic batch of 8 (parameters as
+initializers, inputs ``input`` and ``target``); :func:`load_case` rebuilds the same module,
+inputs and loss so tests can compare a fixture (or a rewrite of it) with eager autograd.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from models import zoo
+
+FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+BATCH = 8
+MAX_BYTES = 200 * 1024
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One fixture: file name, model factory, input kind, export options, ELU layer count."""
+
+    name: str
+    build: Callable[[], nn.Module]
+    kind: str  # "mlp" or "cnn" (see zoo.example_batch)
+    n_elu: int
+    dtype: torch.dtype | None = None
+    alpha: float = 1.0
+    inplace: bool = False
+    options: dict = field(default_factory=dict)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.onnx"
+
+
+FIXTURES: tuple[Fixture, ...] = (
+    Fixture("mlp_elu_fp32", zoo.elu_mlp, "mlp", n_elu=2),
+    Fixture("mlp_elu_alpha05_fp32", zoo.elu_mlp_alpha, "mlp", n_elu=2, alpha=0.5),
+    Fixture("mlp_elu_fp32_noopt", zoo.elu_mlp, "mlp", n_elu=2, options={"optimize": False}),
+    Fixture("mlp_elu_inplace_fp32", zoo.elu_mlp_inplace, "mlp", n_elu=2, inplace=True),
+    Fixture("mlp_elu_fp16", zoo.elu_mlp, "mlp", n_elu=2, dtype=torch.float16),
+    Fixture("cnn_elu_fp32", zoo.elu_cnn, "cnn", n_elu=2),
+)
+BY_NAME = {f.name: f for f in FIXTURES}
+
+
+def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The fixtures' loss: mean cross-entropy."""
+    return nn.functional.cross_entropy(logits, target)
+
+
+def load_case(name: str):
+    """``(module, inputs, targets)`` of fixture ``name``, already cast to its dtype."""
+    from models.export import prepare
+
+    fx = BY_NAME[name]
+    x, y = zoo.example_batch(fx.kind, BATCH)
+    return prepare(fx.build(), (x,), (y,), fx.dtype)
+
+
+def path_of(name: str, directory: str | os.PathLike | None = None) -> Path:
+    """Where fixture ``name`` lives (the committed ``tests/fixtures`` by default)."""
+    return Path(directory if directory is not None else FIXTURE_DIR) / BY_NAME[name].filename
+
+
+def make(fx: Fixture, directory: str | os.PathLike | None = None):
+    """Export one fixture (verified against eager autograd) and write it; returns the path."""
+    from models.export import export_training_graph
+
+    x, y = zoo.example_batch(fx.kind, BATCH)
+    out = path_of(fx.name, directory)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    export_training_graph(
+        fx.build(), (x,), loss_fn, out, targets=(y,), dtype=fx.dtype, verify=True, **fx.options
+    )
+    size = out.stat().st_size
+    if size > MAX_BYTES:
+        raise ValueError(f"fixture {out} is {size} bytes, more than the {MAX_BYTES} allowed")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", nargs="?", default=str(FIXTURE_DIR))
+    parser.add_argument("--only", nargs="*", choices=sorted(BY_NAME), help="fixtures to rebuild")
+    args = parser.parse_args(argv)
+    for fx in FIXTURES:
+        if args.only and fx.name not in args.only:
+            continue
+        out = make(fx, args.out_dir)
+        print(f"{out}  {out.stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Check an exported training graph against PyTorch eager autograd in ONNX Runtime (CPU EP).
+
+Tolerances live in :data:`TOLERANCES` (one table, per dtype). A tensor ``got`` matches the
+eager ``want`` when ``max|got - want| <= atol + rtol * max|want|``: gradients are sums whose
+order differs between ORT and PyTorch, so the error scales with the tensor's magnitude, not
+with each (possibly near-zero) element.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+from ort_ops import ort_io
+
+#: dtype -> (rtol, atol)
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-5, 1e-6),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (5e-2, 1e-2),
+}
+
+
+@dataclass
+class Comparison:
+    """One output's comparison: name, max abs error, the allowed error, and the verdict."""
+
+    name: str
+    max_abs_err: float
+    allowed: float
+    ok: bool
+
+
+@dataclass
+class Report:
+    """Every output's :class:`Comparison`; ``ok`` when all match."""
+
+    items: list[Comparison] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.items) and all(c.ok for c in self.items)
+
+    def __str__(self) -> str:
+        return "\n".join(
+            f"{'ok  ' if c.ok else 'FAIL'} {c.name}: max abs err {c.max_abs_err:.3g} "
+            f"(allowed {c.allowed:.3g})"
+            for c in self.items
+        )
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A NumPy copy of a CPU tensor (bfloat16 as ``ml_dtypes.bfloat16``)."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.uint16).numpy().view(ml_dtypes.bfloat16).copy()
+    return t.numpy().copy()
+
+
+def eager_loss_and_grads(module, inputs, loss_fn, targets=()) -> dict[str, torch.Tensor]:
+    """``{"loss": ..., "grad.<name>": ...}`` from PyTorch autograd on a copy of ``module``."""
+    module = copy.deepcopy(module)
+    module.zero_grad(set_to_none=True)
+    inputs = [t.detach().clone() for t in inputs]  # a model may write to its inputs
+    loss = loss_fn(module(*inputs), *targets)
+    loss.backward()
+    out = {"loss": loss.detach()}
+    for name, p in module.named_parameters():
+        if p.requires_grad:
+            out["grad." + name] = p.grad if p.grad is not None else torch.zeros_like(p)
+    return out
+
+
+def feeds_for(model: onnx.ModelProto, module, inputs, targets=()) -> dict[str, np.ndarray]:
+    """Feeds for ``model``: data inputs in order, then any parameter inputs by name."""
+    data = list(inputs) + list(targets)
+    params = dict(module.named_parameters())
+    feeds = {}
+    graph_inputs = [i.name for i in model.graph.input]
+    for i, name in enumerate(graph_inputs):
+        if i < len(data):
+            feeds[name] = to_numpy(data[i])
+        elif name in params:
+            feeds[name] = to_numpy(params[name])
+        else:
+            raise ValueError(f"graph input {name!r} is neither a data input nor a parameter")
+    return feeds
+
+
+def run_ort(model: onnx.ModelProto, feeds) -> dict[str, np.ndarray]:
+    """Run ``model`` in ORT (CPU EP, default optimisations); ``{output name: array}``."""
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, ort_io.run(session, feeds, names)))
+
+
+def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=()) -> Report:
+    """Compare every output of ``model`` (run in ORT) with eager autograd on the same inputs."""
+    got = run_ort(model, feeds_for(model, module, inputs, targets))
+    want = eager_loss_and_grads(module, inputs, loss_fn, targets)
+    report = Report()
+    for name, ref in want.items():
+        rtol, atol = TOLERANCES[ref.dtype]
+        if name not in got:
+            report.items.append(Comparison(name, float("inf"), 0.0, False))
+            continue
+        g = np.asarray(got[name], dtype=np.float64)
+        r = to_numpy(ref).astype(np.float64)
+        if g.shape != r.shape:
+            report.items.append(Comparison(f"{name} shape {g.shape} != {r.shape}", float("inf"), 0.0, False))
+            continue
+        err = float(np.max(np.abs(g - r))) if r.size else 0.0
+        allowed = atol + rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
+        report.items.append(Comparison(name, err, allowed, bool(err <= allowed)))
+    return report

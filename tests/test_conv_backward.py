@@ -1,0 +1,164 @@
+"""The ONNX translation of aten.convolution_backward (models.conv_backward).
+
+Two levels: the translation itself, evaluated op by op with onnxscript's eager evaluator
+(ORT) against ``torch.ops.aten.convolution_backward`` over a wide matrix of attributes, and
+whole CNN training graphs through ``models.export_training_graph`` against eager autograd.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from models import conv_backward, export_training_graph
+from models.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
+
+GROUPS = ("1", "2", "depthwise")
+
+
+def _matrix():
+    """Every (rank, stride, padding, dilation) combination; groups/bias/batch rotate through it."""
+    cases = []
+    for i, (nd, s, p, d) in enumerate(itertools.product((1, 2), (1, 2, 3), (0, 1, 2), (1, 2))):
+        groups = GROUPS[i % 3]
+        bias = i % 2 == 0
+        batch = (1, 3)[(i // 2) % 2]
+        cases.append((nd, s, p, d, groups, bias, batch))
+    return cases
+
+
+def _conv_case(nd, stride, padding, dilation, groups, batch, dtype, seed=0):
+    """Inputs of a small convolution and a random upstream gradient (NumPy)."""
+    rng = np.random.default_rng(seed)
+    c_in = 4
+    g = {"1": 1, "2": 2, "depthwise": c_in}[groups]
+    c_out = 4 if groups == "depthwise" else 6
+    spatial = (9,) if nd == 1 else (8, 7)  # odd/even sizes: stride leaves remainders
+    x = rng.standard_normal((batch, c_in, *spatial)).astype(dtype)
+    w = rng.standard_normal((c_out, c_in // g, *(3,) * nd)).astype(dtype)
+    conv = torch.nn.functional.conv1d if nd == 1 else torch.nn.functional.conv2d
+    y = conv(torch.from_numpy(x).float(), torch.from_numpy(w).float(), None, stride, padding, dilation, g)
+    dy = rng.standard_normal(tuple(y.shape)).astype(dtype)
+    attrs = ([stride] * nd, [padding] * nd, [dilation] * nd, False, [0] * nd, g)
+    return x, w, dy, c_out, attrs
+
+
+def _check(dy, x, w, bias_sizes, attrs, mask, dtype):
+    got = conv_backward.convolution_backward(dy, x, w, bias_sizes, *attrs, mask)
+    want = torch.ops.aten.convolution_backward(
+        torch.from_numpy(dy), torch.from_numpy(x), torch.from_numpy(w), bias_sizes, *attrs, mask
+    )
+    rtol, atol = TOLERANCES[{np.float32: torch.float32, np.float16: torch.float16}[dtype]]
+    checked = 0
+    for i, (g, r) in enumerate(zip(got, want)):
+        if not mask[i]:
+            continue  # (aten on CPU may compute it anyway; ours must not -- see mask test)
+        g, r = np.asarray(g.value, np.float64), r.numpy().astype(np.float64)
+        assert g.shape == r.shape, (i, g.shape, r.shape)
+        err = np.max(np.abs(g - r))
+        assert err <= atol + rtol * np.max(np.abs(r)), (i, err)
+        checked += 1
+    assert checked == sum(mask)
+
+
+@pytest.mark.parametrize("nd,stride,padding,dilation,groups,bias,batch", _matrix())
+def test_translation_matches_aten_fp32(nd, stride, padding, dilation, groups, bias, batch):
+    x, w, dy, c_out, attrs = _conv_case(nd, stride, padding, dilation, groups, batch, np.float32)
+    mask = [True, True, bias]
+    _check(dy, x, w, [c_out] if bias else None, attrs, mask, np.float32)
+
+
+@pytest.mark.parametrize(
+    "nd,stride,padding,dilation,groups",
+    [(2, 1, 1, 1, "1"), (2, 2, 0, 2, "2"), (1, 3, 2, 1, "depthwise"), (2, 3, 1, 2, "depthwise")],
+)
+def test_translation_matches_aten_fp16(nd, stride, padding, dilation, groups):
+    x, w, dy, c_out, attrs = _conv_case(nd, stride, padding, dilation, groups, 2, np.float16)
+    _check(dy, x, w, [c_out], attrs, [True, True, True], np.float16)
+
+
+@pytest.mark.parametrize("mask", [(False, True, True), (True, False, False), (False, False, True)])
+def test_translation_honours_output_mask(mask):
+    x, w, dy, c_out, attrs = _conv_case(2, 2, 1, 1, "2", 2, np.float32)
+    _check(dy, x, w, [c_out], attrs, list(mask), np.float32)
+    got = conv_backward.convolution_backward(dy, x, w, [c_out], *attrs, list(mask))
+    for requested, value in zip(mask, got):
+        assert (value.value.size > 0) == requested  # left-out gradients are empty placeholders
+
+
+def test_translation_rejects_transposed():
+    x, w, dy, c_out, attrs = _conv_case(2, 1, 0, 1, "1", 1, np.float32)
+    attrs = (*attrs[:3], True, *attrs[4:])
+    with pytest.raises(ValueError, match="transposed=True"):
+        conv_backward.convolution_backward(dy, x, w, None, *attrs, [True, True, False])
+
+
+# --- whole training graphs -------------------------------------------------------------------
+
+
+class TwoConv(nn.Module):
+    """conv -> ELU -> conv -> sum of squares: the second conv needs grad_input too."""
+
+    def __init__(self, nd, stride, padding, dilation, groups, bias):
+        super().__init__()
+        conv = nn.Conv1d if nd == 1 else nn.Conv2d
+        self.c1 = conv(2, 4, 3, bias=bias)
+        self.act = nn.ELU()
+        self.c2 = conv(4, 4, 3, stride, padding, dilation, groups, bias=bias)
+
+    def forward(self, x):
+        return self.c2(self.act(self.c1(x)))
+
+
+def _square_mean(y):
+    return (y * y).mean()
+
+
+E2E = [
+    # nd, stride, padding, dilation, groups, bias, batch, dtype
+    (2, 1, 1, 1, 1, True, 2, torch.float32),
+    (2, 2, 0, 1, 2, True, 1, torch.float32),
+    (2, 3, 2, 2, 4, False, 2, torch.float32),  # depthwise, no bias, stride remainder
+    (1, 2, 1, 2, 1, True, 3, torch.float32),
+    (1, 3, 0, 1, 4, False, 1, torch.float32),
+    (2, 2, 1, 1, 2, True, 2, torch.float16),
+]
+
+
+@pytest.mark.parametrize("nd,stride,padding,dilation,groups,bias,batch,dtype", E2E)
+def test_exported_cnn_gradients_match_eager(nd, stride, padding, dilation, groups, bias, batch, dtype):
+    torch.manual_seed(nd * 100 + stride * 10 + groups)
+    module = TwoConv(nd, stride, padding, dilation, groups, bias).to(dtype)
+    x = torch.randn(batch, 2, *((13,) if nd == 1 else (11, 10))).to(dtype)
+    model = export_training_graph(module, (x,), _square_mean, dtype=dtype, verify=False)
+    n_conv_t = sum(n.op_type == "ConvTranspose" for n in model.graph.node)
+    assert n_conv_t == 1  # grad_input only for c2: c1's input needs no gradient
+    got = run_ort(model, feeds_for(model, module, (x,)))
+    want = eager_loss_and_grads(module, (x,), _square_mean)
+    assert set(got) == set(want)
+    rtol, atol = TOLERANCES[dtype]
+    for name, ref in want.items():
+        assert got[name].dtype == to_numpy(ref).dtype == {torch.float32: np.float32, torch.float16: np.float16}[dtype]
+        r = to_numpy(ref).astype(np.float64)
+        err = np.max(np.abs(got[name].astype(np.float64) - r))
+        assert err <= atol + rtol * np.max(np.abs(r)), (name, err)
+
+
+def test_conv3d_falls_out():
+    torch.manual_seed(3)
+    module = nn.Sequential(nn.Conv3d(2, 3, 2, stride=2), nn.ELU(), nn.Conv3d(3, 2, 2, padding=1, groups=1))
+    x = torch.randn(2, 2, 5, 4, 4)
+    model = export_training_graph(module, (x,), _square_mean, verify=False)
+    got = run_ort(model, feeds_for(model, module, (x,)))
+    for name, ref in eager_loss_and_grads(module, (x,), _square_mean).items():
+        np.testing.assert_allclose(got[name], ref.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_transposed_convolution_backward_is_rejected_by_name():
+    module = nn.Sequential(nn.ConvTranspose2d(2, 3, 3), nn.ELU())
+    with pytest.raises(ValueError, match=r"transposed=True.*ConvTranspose"):
+        export_training_graph(module, (torch.randn(1, 2, 5, 5),), _square_mean)
