@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ort_ops.library
-from conftest import assert_bits_equal, make_session, run_elu_grad
+from op_helpers import assert_bits_equal, make_session, run_elu_grad
 from gen_data import DTYPES, edge_pairs, gen_inputs, golden
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import elu_grad

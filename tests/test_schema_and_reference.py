@@ -13,7 +13,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 import ort_ops
-from conftest import assert_bits_equal
+from op_helpers import assert_bits_equal
 from gen_data import edge_pairs, gen_inputs, golden
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import OPS, elu_grad
