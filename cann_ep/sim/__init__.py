@@ -1,0 +1,87 @@
+"""CPU simulator of the Ascend ACL runtime, for running ONNX Runtime's CANN EP without an NPU.
+
+The simulator is three shared libraries with the sonames the CANN EP needs
+(``libascendcl.so``, ``libacl_op_compiler.so``, ``libfmk_onnx_parser.so``). Loading them with
+``RTLD_GLOBAL`` before ``onnxruntime`` loads ``libonnxruntime_providers_cann.so`` makes the real,
+unmodified provider run on them. Environment variables (see README.md): ``ACLSIM_TRACE``,
+``ACLSIM_STREAM_DELAY_US``, ``ACLSIM_FAIL_NEXT_OP``, ``ACLSIM_DEVICE_COUNT``, ``ACLSIM_SOC_NAME``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+LIBRARIES = ("libascendcl.so", "libacl_op_compiler.so", "libfmk_onnx_parser.so")
+
+_HERE = Path(__file__).resolve().parent
+_REPO = _HERE.parent.parent
+_handles: list[ctypes.CDLL] = []
+
+
+def _candidates() -> list[Path]:
+    dirs = []
+    env = os.environ.get("ACLSIM_LIBRARY_DIR")
+    if env:
+        dirs.append(Path(env))
+    dirs.append(_HERE / "lib")  # installed: cmake --install puts them in cann_ep/sim/lib
+    try:  # this package imported from a source checkout that was also installed
+        import importlib.metadata
+
+        dist = importlib.metadata.distribution("ort-ops")
+        dirs.append(Path(str(dist.locate_file("cann_ep/sim/lib"))))
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    dirs.append(_REPO / "build" / "sim")  # dev build: cmake -S cann_ep/sim -B build/sim
+    dirs.append(_REPO / "build" / "cann_ep" / "sim")  # dev build of the top-level project
+    return dirs
+
+
+def library_dir() -> str:
+    """Return the folder holding the three simulator libraries.
+
+    Searched in order: ``$ACLSIM_LIBRARY_DIR``, ``cann_ep/sim/lib`` next to this module (the
+    installed location), ``<repo>/build/sim`` (standalone dev build) and
+    ``<repo>/build/cann_ep/sim`` (dev build of the top-level CMake project).
+    """
+    for d in _candidates():
+        if all((d / name).is_file() for name in LIBRARIES):
+            return str(d)
+    searched = ", ".join(str(d) for d in _candidates())
+    raise FileNotFoundError(
+        f"ACL simulator libraries {', '.join(LIBRARIES)} not found (searched: {searched}). Build them: "
+        "cmake -S cann_ep/sim -B build/sim -DACL_INCLUDE_DIR=$(scripts/fetch_acl_headers.sh) && "
+        "cmake --build build/sim")
+
+
+def load() -> ctypes.CDLL:
+    """Load the three libraries with RTLD_GLOBAL (once) and return the libascendcl handle.
+
+    Call it before ``import onnxruntime`` creates a CANN session, so the provider's NEEDED
+    entries resolve to the simulator.
+    """
+    if not _handles:
+        d = Path(library_dir())
+        handles = [ctypes.CDLL(str(d / name), mode=ctypes.RTLD_GLOBAL) for name in LIBRARIES]
+        acl = handles[0]
+        acl.aclsimGetStat.restype = ctypes.c_int64
+        acl.aclsimGetStat.argtypes = [ctypes.c_char_p]
+        acl.aclGetRecentErrMsg.restype = ctypes.c_char_p
+        acl.aclrtGetSocName.restype = ctypes.c_char_p
+        acl.aclsimFailNextOp.argtypes = [ctypes.c_char_p, ctypes.c_int32]
+        _handles.extend(handles)
+    return _handles[0]
+
+
+def stat(name: str) -> int:
+    """Return one simulator counter (e.g. ``live_allocations``, ``leaks_detected``, ``errors``)."""
+    value = load().aclsimGetStat(name.encode())
+    if value < 0:
+        raise KeyError(f"unknown simulator stat {name!r}")
+    return value
+
+
+def fail_next_op(op_type: str | None, error_code: int = 0) -> None:
+    """Make the next aclopCompileAndExecute of ``op_type`` ("*" = any) fail once; None disarms."""
+    load().aclsimFailNextOp(op_type.encode() if op_type is not None else None, error_code)

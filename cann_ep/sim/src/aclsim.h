@@ -1,0 +1,23 @@
+// Simulator-only C entry points exported by libascendcl.so (for tests and tools).
+#pragma once
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Returns the named counter, or -1 for an unknown name. Names: live_allocations,
+// live_bytes, peak_bytes, total_allocations, leaks_detected, double_frees, invalid_frees,
+// overruns, errors, ops_launched, ops_executed, staged_copies.
+__attribute__((visibility("default"))) int64_t aclsimGetStat(const char* name);
+// Resets every counter except live_allocations / live_bytes.
+__attribute__((visibility("default"))) void aclsimResetStats(void);
+// Makes the next aclopCompileAndExecute of `op_type` ("*" = any op) fail once with
+// `error_code` (0 = default ACL_ERROR_RT_AICORE_EXCEPTION). NULL disarms.
+__attribute__((visibility("default"))) void aclsimFailNextOp(const char* op_type, int32_t error_code);
+// Simulator version string.
+__attribute__((visibility("default"))) const char* aclsimVersion(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,85 @@
+// Per-dtype storage/compute types and a visitor over the dtypes the kernels support.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "numerics.h"
+#include "tensor.h"
+
+namespace aclsim {
+
+template <aclDataType D, typename S, typename C>
+struct PlainType {
+  static constexpr aclDataType kType = D;
+  using Storage = S;
+  using Compute = C;
+  static constexpr bool kFloat = std::is_floating_point<C>::value;
+  static constexpr bool kBool = false;
+  static C load(S v) { return static_cast<C>(v); }
+  static S store(C v) { return static_cast<S>(v); }
+};
+
+struct F32 : PlainType<ACL_FLOAT, float, float> {};
+struct F64 : PlainType<ACL_DOUBLE, double, double> {};
+struct I8 : PlainType<ACL_INT8, int8_t, int8_t> {};
+struct I16 : PlainType<ACL_INT16, int16_t, int16_t> {};
+struct I32 : PlainType<ACL_INT32, int32_t, int32_t> {};
+struct I64 : PlainType<ACL_INT64, int64_t, int64_t> {};
+struct U8 : PlainType<ACL_UINT8, uint8_t, uint8_t> {};
+struct U16 : PlainType<ACL_UINT16, uint16_t, uint16_t> {};
+struct U32 : PlainType<ACL_UINT32, uint32_t, uint32_t> {};
+struct U64 : PlainType<ACL_UINT64, uint64_t, uint64_t> {};
+struct Bool : PlainType<ACL_BOOL, uint8_t, uint8_t> {
+  static constexpr bool kBool = true;
+};
+// Half types compute in float32 and round once when stored.
+struct F16 {
+  static constexpr aclDataType kType = ACL_FLOAT16;
+  using Storage = uint16_t;
+  using Compute = float;
+  static constexpr bool kFloat = true;
+  static constexpr bool kBool = false;
+  static float load(uint16_t v) { return f16_to_f32(v); }
+  static uint16_t store(float v) { return f32_to_f16(v); }
+};
+struct BF16 {
+  static constexpr aclDataType kType = ACL_BF16;
+  using Storage = uint16_t;
+  using Compute = float;
+  static constexpr bool kFloat = true;
+  static constexpr bool kBool = false;
+  static float load(uint16_t v) { return bf16_to_f32(v); }
+  static uint16_t store(float v) { return f32_to_bf16(v); }
+};
+
+// Calls f(T{}) for the dtype's traits; returns false for dtypes the simulator lacks.
+template <typename F>
+bool visit_dtype(aclDataType t, F&& f) {
+  switch (t) {
+    case ACL_FLOAT: f(F32{}); return true;
+    case ACL_FLOAT16: f(F16{}); return true;
+    case ACL_BF16: f(BF16{}); return true;
+    case ACL_DOUBLE: f(F64{}); return true;
+    case ACL_INT8: f(I8{}); return true;
+    case ACL_INT16: f(I16{}); return true;
+    case ACL_INT32: f(I32{}); return true;
+    case ACL_INT64: f(I64{}); return true;
+    case ACL_UINT8: f(U8{}); return true;
+    case ACL_UINT16: f(U16{}); return true;
+    case ACL_UINT32: f(U32{}); return true;
+    case ACL_UINT64: f(U64{}); return true;
+    case ACL_BOOL: f(Bool{}); return true;
+    default: return false;
+  }
+}
+
+inline bool is_float_type(aclDataType t) {
+  return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16 || t == ACL_DOUBLE;
+}
+
+template <typename T>
+typename T::Storage* ptr(void* p) {
+  return static_cast<typename T::Storage*>(p);
+}
+
+}  // namespace aclsim

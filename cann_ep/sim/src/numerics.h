@@ -1,0 +1,72 @@
+// Bit-exact float16 / bfloat16 <-> float32 conversions (NumPy / ml_dtypes semantics).
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace aclsim {
+
+inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+inline float f32_from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Exact; NaN payloads are kept (not quieted).
+inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return f32_from_bits(sign | 0x7f800000u | (mant << 13));
+  if (exp != 0) return f32_from_bits(sign | ((exp + 112u) << 23) | (mant << 13));
+  // zero or subnormal: mant * 2^-24, exact in float32
+  float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
+  return sign ? -v : v;
+}
+
+// Like NumPy's astype(np.float16): round to nearest even, overflow to inf, subnormals,
+// NaN -> sign | 0x7c00 | (mantissa >> 13), with the mantissa forced to 1 if it becomes 0.
+inline uint16_t f32_to_f16(float f) {
+  uint32_t x = f32_bits(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  uint32_t exp = ax >> 23;
+  uint32_t mant = ax & 0x7fffffu;
+  if (exp == 0xff) {
+    if (mant == 0) return sign | 0x7c00u;
+    uint16_t m = static_cast<uint16_t>(mant >> 13);
+    return sign | 0x7c00u | (m == 0 ? 1u : m);
+  }
+  if (exp >= 143) return sign | 0x7c00u;  // >= 2^16: overflow
+  if (exp >= 113) {                        // normal half range [2^-14, 2^16)
+    uint32_t q = ((exp - 112u) << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ++q;  // may carry into inf: correct
+    return sign | static_cast<uint16_t>(q);
+  }
+  if (exp < 102) return sign;  // < 2^-25: rounds to zero
+  // subnormal half: value = m24 * 2^(exp-150), in units of 2^-24 -> shift right by 126-exp
+  uint32_t m24 = mant | 0x800000u;
+  uint32_t shift = 126u - exp;  // 14..24
+  uint32_t q = m24 >> shift;
+  uint32_t rem = m24 & ((1u << shift) - 1u);
+  uint32_t half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return sign | static_cast<uint16_t>(q);
+}
+
+inline float bf16_to_f32(uint16_t b) { return f32_from_bits(static_cast<uint32_t>(b) << 16); }
+
+// Like ml_dtypes.bfloat16: NaN -> sign | 0x7fc0, otherwise round to nearest even on the bits.
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t x = f32_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7fc0u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+}  // namespace aclsim

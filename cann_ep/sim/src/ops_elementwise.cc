@@ -1,0 +1,166 @@
+// Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, Select.
+// Half types compute in float32 and round once; integers wrap like NumPy.
+#include <array>
+#include <cmath>
+#include <type_traits>
+
+#include "broadcast.h"
+#include "dtypes.h"
+#include "ops.h"
+
+namespace aclsim {
+namespace {
+
+enum class Arith { kAdd, kSub, kMul, kDiv, kMax, kMin };
+enum class Cmp { kLt, kLe, kGt, kGe, kEq, kNe };
+
+template <typename C>
+C arith(Arith op, C a, C b) {
+  if constexpr (std::is_floating_point<C>::value) {
+    switch (op) {
+      case Arith::kAdd: return a + b;
+      case Arith::kSub: return a - b;
+      case Arith::kMul: return a * b;
+      case Arith::kDiv: return a / b;
+      case Arith::kMax: return (std::isnan(a) || a >= b) ? a : b;  // NaN propagates, like np.maximum
+      case Arith::kMin: return (std::isnan(a) || a <= b) ? a : b;
+    }
+    return a;
+  } else {
+    using U = std::make_unsigned_t<C>;
+    switch (op) {
+      case Arith::kAdd: return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+      case Arith::kSub: return static_cast<C>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+      case Arith::kMul: return static_cast<C>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
+      case Arith::kDiv:
+        if (b == 0) return 0;  // defined here; undefined on hardware
+        if (std::is_signed<C>::value && b == static_cast<C>(-1)) return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
+        return static_cast<C>(a / b);
+      case Arith::kMax: return a >= b ? a : b;
+      case Arith::kMin: return a <= b ? a : b;
+    }
+    return a;
+  }
+}
+
+template <typename C>
+bool compare(Cmp op, C a, C b) {
+  switch (op) {
+    case Cmp::kLt: return a < b;
+    case Cmp::kLe: return a <= b;
+    case Cmp::kGt: return a > b;
+    case Cmp::kGe: return a >= b;
+    case Cmp::kEq: return a == b;
+    case Cmp::kNe: return a != b;
+  }
+  return false;
+}
+
+// Checks two same-dtype inputs broadcasting to the output shape.
+aclError check_binary(const OpCall& c, aclDataType out_dtype) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 1 (x2)", c.in[1], "input 0 (x1)", c.in[0])) return rc;
+  if (c.out[0].dtype != out_dtype)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 0 has dtype %s, expected %s", c.type.c_str(),
+                dtype_name(c.out[0].dtype), dtype_name(out_dtype));
+  std::vector<int64_t> shape;
+  if (!broadcast_shape(c.in[0].dims, c.in[1].dims, &shape))
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input shapes %s and %s cannot be broadcast", c.type.c_str(),
+                shape_str(c.in[0].dims).c_str(), shape_str(c.in[1].dims).c_str());
+  if (shape != c.out[0].dims)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 0 has shape %s, expected %s (broadcast of %s and %s)",
+                c.type.c_str(), shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str(),
+                shape_str(c.in[0].dims).c_str(), shape_str(c.in[1].dims).c_str());
+  return ACL_SUCCESS;
+}
+
+aclError unsupported(const OpCall& c, const char* what, aclDataType t) {
+  return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has unsupported dtype %s", c.type.c_str(), what,
+              dtype_name(t));
+}
+
+aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
+  if (aclError rc = check_binary(c, c.in.empty() ? ACL_DT_UNDEFINED : c.in[0].dtype)) return rc;
+  if (c.in[0].dtype == ACL_BOOL) return unsupported(c, "input 0 (x1)", ACL_BOOL);
+  bool ok = visit_dtype(c.in[0].dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c, op] {
+      const auto* a = ptr<T>(c.in[0].data);
+      const auto* b = ptr<T>(c.in[1].data);
+      auto* y = ptr<T>(c.out[0].data);
+      std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                           broadcast_strides(c.in[1].dims, c.out[0].dims)};
+      for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        y[i] = T::store(arith<typename T::Compute>(op, T::load(a[o[0]]), T::load(b[o[1]])));
+      });
+    };
+  });
+  return ok ? ACL_SUCCESS : unsupported(c, "input 0 (x1)", c.in[0].dtype);
+}
+
+aclError compare_kernel(Cmp op, const OpCall& c, Run* run) {
+  if (aclError rc = check_binary(c, ACL_BOOL)) return rc;
+  bool ok = visit_dtype(c.in[0].dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c, op] {
+      const auto* a = ptr<T>(c.in[0].data);
+      const auto* b = ptr<T>(c.in[1].data);
+      auto* y = static_cast<uint8_t*>(c.out[0].data);
+      std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                           broadcast_strides(c.in[1].dims, c.out[0].dims)};
+      for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        y[i] = compare<typename T::Compute>(op, T::load(a[o[0]]), T::load(b[o[1]])) ? 1 : 0;
+      });
+    };
+  });
+  return ok ? ACL_SUCCESS : unsupported(c, "input 0 (x1)", c.in[0].dtype);
+}
+
+}  // namespace
+
+aclError k_add(const OpCall& c, Run* r) { return arith_kernel(Arith::kAdd, c, r); }
+aclError k_sub(const OpCall& c, Run* r) { return arith_kernel(Arith::kSub, c, r); }
+aclError k_mul(const OpCall& c, Run* r) { return arith_kernel(Arith::kMul, c, r); }
+aclError k_div(const OpCall& c, Run* r) { return arith_kernel(Arith::kDiv, c, r); }
+aclError k_maximum(const OpCall& c, Run* r) { return arith_kernel(Arith::kMax, c, r); }
+aclError k_minimum(const OpCall& c, Run* r) { return arith_kernel(Arith::kMin, c, r); }
+aclError k_less(const OpCall& c, Run* r) { return compare_kernel(Cmp::kLt, c, r); }
+aclError k_less_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kLe, c, r); }
+aclError k_greater(const OpCall& c, Run* r) { return compare_kernel(Cmp::kGt, c, r); }
+aclError k_greater_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kGe, c, r); }
+aclError k_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kEq, c, r); }
+aclError k_not_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kNe, c, r); }
+
+// Select(condition: bool, x1, x2) -> condition ? x1 : x2, all three broadcast.
+aclError k_select(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 3, 1)) return rc;
+  if (c.in[0].dtype != ACL_BOOL)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Select: input 0 (condition) has dtype %s, expected ACL_BOOL",
+                dtype_name(c.in[0].dtype));
+  if (aclError rc = expect_same_dtype(c, "input 2 (x2)", c.in[2], "input 1 (x1)", c.in[1])) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 1 (x1)", c.in[1])) return rc;
+  std::vector<int64_t> s01, shape;
+  if (!broadcast_shape(c.in[0].dims, c.in[1].dims, &s01) || !broadcast_shape(s01, c.in[2].dims, &shape))
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Select: shapes %s, %s, %s cannot be broadcast",
+                shape_str(c.in[0].dims).c_str(), shape_str(c.in[1].dims).c_str(), shape_str(c.in[2].dims).c_str());
+  if (shape != c.out[0].dims)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Select: output 0 has shape %s, expected %s",
+                shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str());
+  size_t es = dtype_size(c.in[1].dtype);
+  *run = [c, es] {
+    const auto* cond = static_cast<const uint8_t*>(c.in[0].data);
+    const auto* a = static_cast<const unsigned char*>(c.in[1].data);
+    const auto* b = static_cast<const unsigned char*>(c.in[2].data);
+    auto* y = static_cast<unsigned char*>(c.out[0].data);
+    std::array<std::vector<int64_t>, 3> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                         broadcast_strides(c.in[1].dims, c.out[0].dims),
+                                         broadcast_strides(c.in[2].dims, c.out[0].dims)};
+    for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 3>& o) {
+      const unsigned char* src = cond[o[0]] ? a + o[1] * es : b + o[2] * es;
+      std::memcpy(y + i * es, src, es);
+    });
+  };
+  return ACL_SUCCESS;
+}
+
+}  // namespace aclsim

@@ -1,0 +1,19 @@
+"""Shared set-up for the CANN EP / ACL simulator tests."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+
+@pytest.fixture(scope="session")
+def sim_dir() -> str:
+    """Folder of the built simulator libraries (a skip names what is missing)."""
+    import cann_ep.sim as sim
+    try:
+        return sim.library_dir()
+    except FileNotFoundError as e:
+        pytest.skip(f"ACL simulator not built: {e}")
