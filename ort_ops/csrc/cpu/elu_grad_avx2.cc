@@ -53,25 +53,6 @@ ORTOPS_AVX2 inline __m256 LoadHalf(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-ORTOPS_AVX2 inline __m256 LoadBFloat16(const uint16_t* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
-}
-
-// float32 -> bfloat16: round to nearest even; NaN -> sign | 0x7fc0.
-ORTOPS_AVX2 inline __m128i ToBFloat16(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i high = _mm256_srli_epi32(u, 16);
-  const __m256i bias =
-      _mm256_add_epi32(_mm256_and_si256(high, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
-  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
-  const __m256i nan = _mm256_or_si256(_mm256_and_si256(high, _mm256_set1_epi32(0x8000)),
-                                      _mm256_set1_epi32(0x7fc0));
-  const __m256i r =
-      _mm256_blendv_epi8(rounded, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-}
-
 ORTOPS_AVX2 inline void Store16(uint16_t* p, __m128i v, bool streaming) {
   if (streaming) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(p), v);
@@ -105,21 +86,46 @@ ORTOPS_AVX2 void F16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n
   EluGradScalar<Float16>(g + i, a + i, y + i, n - i, alpha);
 }
 
+// bfloat16 -> float32 is a 16-bit shift: interleaving zeros below the 16-bit values gives the
+// float32 bits of elements {0-3, 8-11} (low) and {4-7, 12-15} (high) with no cross-lane
+// shuffle; packing the two results with packus restores the element order.
+ORTOPS_AVX2 inline __m256i RoundToBFloat16Bits(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i high = _mm256_srli_epi32(u, 16);
+  const __m256i bias =
+      _mm256_add_epi32(_mm256_and_si256(high, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
+  const __m256i nan = _mm256_or_si256(_mm256_and_si256(high, _mm256_set1_epi32(0x8000)),
+                                      _mm256_set1_epi32(0x7fc0));
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rounded),
+                                              _mm256_castsi256_ps(nan),
+                                              _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
 ORTOPS_AVX2 void BF16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n, float alpha,
                       bool streaming) {
   const __m256 va = _mm256_set1_ps(alpha);
+  const __m256i zero = _mm256_setzero_si256();
   size_t i = 0;
   if (streaming) {
-    for (; i < n && MisalignedTo(y + i, 16); ++i) {
+    for (; i < n && MisalignedTo(y + i, 32); ++i) {
       y[i] = FloatToBFloat16(EluGrad32(BFloat16ToFloat(g[i]), BFloat16ToFloat(a[i]), alpha));
     }
   }
-  streaming = streaming && !MisalignedTo(y + i, 16);
+  streaming = streaming && !MisalignedTo(y + i, 32);
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const __m256 r0 = Select(LoadBFloat16(g + i), LoadBFloat16(a + i), va);
-    const __m256 r1 = Select(LoadBFloat16(g + i + kLanes), LoadBFloat16(a + i + kLanes), va);
-    Store16(y + i, ToBFloat16(r0), streaming);
-    Store16(y + i + kLanes, ToBFloat16(r1), streaming);
+    const __m256i gv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + i));
+    const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256 lo = Select(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, gv)),
+                             _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, av)), va);
+    const __m256 hi = Select(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, gv)),
+                             _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, av)), va);
+    const __m256i packed = _mm256_packus_epi32(RoundToBFloat16Bits(lo), RoundToBFloat16Bits(hi));
+    if (streaming) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), packed);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), packed);
+    }
   }
   if (streaming) _mm_sfence();
   EluGradScalar<BFloat16>(g + i, a + i, y + i, n - i, alpha);
