@@ -10,11 +10,12 @@
 
 #include "cann/acl_api.h"
 #include "cann/acl_op.h"
-#include "common/element_type.h"
-#include "common/elu_grad_io.h"
+#include "common/elu_grad_op_base.h"
 
 namespace ortops::cann {
 namespace {
+
+constexpr const char* kProvider = "CANNExecutionProvider";
 
 template <typename T>
 constexpr aclDataType kAclType = ACL_FLOAT;
@@ -48,6 +49,7 @@ class Scratch {
 
 template <typename T>
 struct Kernel {
+  explicit Kernel(float alpha_value) : scalars{0.0f, alpha_value} {}
   // Host copies of the scalar operands {0, alpha}; they live as long as the kernel, so an
   // asynchronous host-to-device copy from them is safe.
   float scalars[2];
@@ -139,28 +141,12 @@ struct Kernel {
   }
 };
 
-template <typename T>
-struct Op : Ort::CustomOpBase<Op<T>, Kernel<T>, /*WithStatus=*/true> {
-  OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* info, void** kernel) const {
-    float alpha = 1.0f;
-    ORTOPS_RETURN_IF_ERROR(ReadAlpha(info, &alpha));
-    *kernel = new Kernel<T>{{0.0f, alpha}};
-    return nullptr;
-  }
-  const char* GetName() const { return "EluGrad"; }
-  const char* GetExecutionProviderType() const { return "CANNExecutionProvider"; }
-  size_t GetInputTypeCount() const { return 2; }
-  ONNXTensorElementDataType GetInputType(size_t) const { return OnnxType<T>::value; }
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const { return OnnxType<T>::value; }
-};
-
 }  // namespace
 
 const std::vector<const OrtCustomOp*>& Ops() {
-  static const Op<Float32> f32;
-  static const Op<Float16> f16;
-  static const Op<BFloat16> bf16;
+  static const EluGradOp<Float32, Kernel<Float32>> f32{kProvider};
+  static const EluGradOp<Float16, Kernel<Float16>> f16{kProvider};
+  static const EluGradOp<BFloat16, Kernel<BFloat16>> bf16{kProvider};
   static const std::vector<const OrtCustomOp*> ops{&f32, &f16, &bf16};
   return ops;
 }

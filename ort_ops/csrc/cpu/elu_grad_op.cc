@@ -4,14 +4,14 @@
 
 #include <algorithm>
 
-#include "common/element_type.h"
-#include "common/elu_grad_io.h"
 #include "common/elu_grad_math.h"
+#include "common/elu_grad_op_base.h"
 #include "cpu/elu_grad_loops.h"
 
 namespace ortops::cpu {
 namespace {
 
+constexpr const char* kProvider = "CPUExecutionProvider";
 // Tensors below this many elements run on the calling thread: the pool costs more than it saves.
 constexpr size_t kParallelMinElements = size_t{1} << 16;
 // Elements per parallel work item (multiple of 64 so chunks keep the output's alignment).
@@ -53,6 +53,7 @@ struct Job {
 
 template <typename T>
 struct Kernel {
+  explicit Kernel(float alpha_value) : alpha(alpha_value) {}
   float alpha;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
@@ -76,28 +77,12 @@ struct Kernel {
   }
 };
 
-template <typename T>
-struct Op : Ort::CustomOpBase<Op<T>, Kernel<T>, /*WithStatus=*/true> {
-  OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* info, void** kernel) const {
-    float alpha = 1.0f;
-    ORTOPS_RETURN_IF_ERROR(ReadAlpha(info, &alpha));
-    *kernel = new Kernel<T>{alpha};
-    return nullptr;
-  }
-  const char* GetName() const { return "EluGrad"; }
-  const char* GetExecutionProviderType() const { return "CPUExecutionProvider"; }
-  size_t GetInputTypeCount() const { return 2; }
-  ONNXTensorElementDataType GetInputType(size_t) const { return OnnxType<T>::value; }
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const { return OnnxType<T>::value; }
-};
-
 }  // namespace
 
 const std::vector<const OrtCustomOp*>& Ops() {
-  static const Op<Float32> f32;
-  static const Op<Float16> f16;
-  static const Op<BFloat16> bf16;
+  static const EluGradOp<Float32, Kernel<Float32>> f32{kProvider};
+  static const EluGradOp<Float16, Kernel<Float16>> f16{kProvider};
+  static const EluGradOp<BFloat16, Kernel<BFloat16>> bf16{kProvider};
   static const std::vector<const OrtCustomOp*> ops{&f32, &f16, &bf16};
   return ops;
 }
