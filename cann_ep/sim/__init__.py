@@ -70,16 +70,27 @@ def load() -> ctypes.CDLL:
         acl.aclGetRecentErrMsg.restype = ctypes.c_char_p
         acl.aclrtGetSocName.restype = ctypes.c_char_p
         acl.aclsimFailNextOp.argtypes = [ctypes.c_char_p, ctypes.c_int32]
+        acl.aclsimOpCounts.restype = ctypes.c_char_p
+        acl.aclsimOpCounts.argtypes = []
         _handles.extend(handles)
     return _handles[0]
 
 
 def stat(name: str) -> int:
-    """Return one simulator counter (e.g. ``live_allocations``, ``leaks_detected``, ``errors``)."""
+    """Return one simulator counter (e.g. ``live_allocations``, ``leaks_detected``, ``errors``;
+    ``op:<op type>`` counts the executed ``aclopCompileAndExecute`` calls of that type)."""
     value = load().aclsimGetStat(name.encode())
     if value < 0:
         raise KeyError(f"unknown simulator stat {name!r}")
     return value
+
+
+def op_counts() -> dict[str, int]:
+    """Executed ``aclopCompileAndExecute`` calls per op type since load (or the last
+    ``aclsimResetStats``), e.g. ``{"BatchMatMul": 5, "EluGrad": 2}``. Diff two snapshots to see
+    which ACL op types one session run sent."""
+    raw = load().aclsimOpCounts().decode()
+    return {k: int(v) for k, v in (item.split("=") for item in raw.split(",") if item)}
 
 
 def fail_next_op(op_type: str | None, error_code: int = 0) -> None:

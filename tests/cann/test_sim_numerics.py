@@ -272,3 +272,54 @@ def test_fill_with_a_const_dims_input():
         result = {"rc": rc, "y": acl.from_device(py, (2, 3), np.float32).tolist()}
     """)
     assert result == {"rc": 0, "y": [[1.5] * 3] * 2}
+
+
+def k_order_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """float32 y[i,j] = sum over p in increasing order of a[i,p]*b[p,j], every product and
+    partial sum rounded to float32 (no FMA): the simulator's documented accumulation order."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for p in range(a.shape[1]):
+        acc = acc + np.multiply.outer(a[:, p], b[p, :]).astype(np.float32)
+    return acc
+
+
+def test_fp32_matmul_accumulates_in_k_order(tmp_path):
+    """Random fp32 (rounding in every step): BatchMatMul (as the EP's MatMul sends it: adj
+    attrs false, also transposed) and GEMM (A, B, C, alpha, beta) are bit-exact against the
+    k-order float32 reference, GEMM's epilogue being alpha*acc + beta*c in float32."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((7, 37)).astype(np.float32)
+    b = rng.standard_normal((37, 5)).astype(np.float32)
+    c = rng.standard_normal((7, 5)).astype(np.float32)
+    alpha, beta = np.array([0.75], np.float32), np.array([1.25], np.float32)
+    results = run_ops(tmp_path, [
+        ("BatchMatMul", [a, b], [(ACL_FLOAT, [7, 5])], {"adj_x1": False, "adj_x2": False}),
+        ("BatchMatMul", [a.T.copy(), b.T.copy()], [(ACL_FLOAT, [7, 5])], {"adj_x1": True, "adj_x2": True}),
+        ("GEMM", [a, b, c, alpha, beta], [(ACL_FLOAT, [7, 5])], {"transpose_a": False, "transpose_b": False}),
+    ])
+    assert [r[0] for r in results] == [0, 0, 0]
+    ref = k_order_matmul(a, b)
+    assert_bits_equal(results[0][2][0], ref)
+    assert_bits_equal(results[1][2][0], ref)
+    assert_bits_equal(results[2][2][0], (np.float32(0.75) * ref + np.float32(1.25) * c).astype(np.float32))
+    # and a different order would have shown: NumPy's (pairwise/BLAS) sum differs somewhere
+    assert not np.array_equal(ref, a @ b)
+
+
+def test_per_op_type_counters():
+    from acl_ctypes import run_child
+    result, _ = run_child("""
+        acl.init()
+        x = np.ones((2, 3), np.float32)
+        for op in ["Add", "Add", "Mul", "Neg"]:
+            ins = [x] if op == "Neg" else [x, x]
+            rc, msg, _ = acl.op(op, ins, [(ACL_FLOAT, [2, 3])])
+            assert rc == 0, msg
+        assert acl.lib.aclrtSynchronizeDevice() == 0
+        acl.lib.aclsimOpCounts.restype = ctypes.c_char_p
+        counts = acl.lib.aclsimOpCounts().decode()
+        stats = [acl.stat("op:Add"), acl.stat("op:Mul"), acl.stat("op:Sub"), acl.stat("ops_executed")]
+        acl.lib.aclsimResetStats()
+        result = [counts, stats, acl.lib.aclsimOpCounts().decode(), acl.stat("op:Add")]
+    """)
+    assert result == ["Add=2,Mul=1,Neg=1", [2, 1, 0, 4], "", 0]

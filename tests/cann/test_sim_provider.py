@@ -149,3 +149,22 @@ result = run([helper.make_node("Add", ["a", "b"], ["y"])], [vi("a", T.FLOAT, [3,
     b = np.array([[10.0, 20.0, 30.0, 40.0]], np.float32)
     assert not np.array_equal(y, np.array([[1.0], [2.0], [3.0]], np.float32) + b)
     np.testing.assert_array_equal(y, np.broadcast_to(b + b, (3, 4)))
+
+
+def test_binary_op_broadcasting_both_inputs_reuses_scratch(tmp_path):
+    """Known bug of the 1.24 provider, reproduced (docs/cann_ops.md): BinaryElementwise::Prepare
+    frees the first input's BroadcastToD scratch buffer before launching the op, so when both
+    inputs need broadcasting the second broadcast lands in the same memory and Mul computes
+    b*b. If this starts failing, the provider was fixed: update the docs."""
+    result = run_child('''
+a = (np.arange(8, dtype=np.float32) + 1).reshape(8, 1)
+b = (np.arange(10, dtype=np.float32) * 10 + 100).reshape(1, 10)
+result = run([helper.make_node("Mul", ["a", "b"], ["y"], name="mul")],
+             [vi("a", T.FLOAT, [8, 1]), vi("b", T.FLOAT, [1, 10])], [vi("y", T.FLOAT, [8, 10])],
+             {"a": a, "b": b})
+''', tmp_path)
+    (run,) = result["results"]
+    assert result["placed"]["Mul:mul"] == "CANNExecutionProvider"
+    y = np.array(run["ok"][0], np.float32)
+    b = (np.arange(10, dtype=np.float32) * 10 + 100).reshape(1, 10)
+    assert np.array_equal(y, np.broadcast_to(b * b, (8, 10)))  # not a*b

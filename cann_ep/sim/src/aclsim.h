@@ -8,9 +8,13 @@ extern "C" {
 
 // Returns the named counter, or -1 for an unknown name. Names: live_allocations,
 // live_bytes, peak_bytes, total_allocations, leaks_detected, double_frees, invalid_frees,
-// overruns, errors, ops_launched, ops_executed, staged_copies.
+// overruns, errors, ops_launched, ops_executed, staged_copies; "op:<op type>" is the number
+// of executed ops of that type (0 for a type that never ran).
 __attribute__((visibility("default"))) int64_t aclsimGetStat(const char* name);
-// Resets every counter except live_allocations / live_bytes.
+// Executed ops per op type, "Type=count,Type=count" sorted by type ("" when none ran). The
+// string belongs to the calling thread and stays valid until its next call.
+__attribute__((visibility("default"))) const char* aclsimOpCounts(void);
+// Resets every counter (per-op-type counts too) except live_allocations / live_bytes.
 __attribute__((visibility("default"))) void aclsimResetStats(void);
 // Makes the next aclopCompileAndExecute of `op_type` ("*" = any op) fail once with
 // `error_code` (0 = default ACL_ERROR_RT_AICORE_EXCEPTION). NULL disarms.

@@ -36,6 +36,8 @@ enum Stat {
 };
 ACLSIM_INTERNAL void stat_add(Stat s, int64_t delta);
 ACLSIM_INTERNAL void stat_max(Stat s, int64_t value);
+// Counts one executed op of `op_type` (read back as stat "op:<type>" / aclsimOpCounts()).
+ACLSIM_INTERNAL void stat_op_executed(const char* op_type);
 
 // ---- runtime.cc ----
 ACLSIM_INTERNAL bool initialized();

@@ -122,6 +122,7 @@ aclError execute(const char* opType, int numInputs, const aclTensorDesc* const i
   return enqueue(stream, std::string("op ") + opType, [run, call] {
     if (run) run();
     stat_add(kOpsExecuted, 1);
+    stat_op_executed(call->type.c_str());
     return TaskResult{};
   });
 }

@@ -1,4 +1,5 @@
-// The one table of op types the simulator implements, and which ORT CANN EP kernel sends each.
+// The one table of op types the simulator implements, and which ORT CANN EP kernel sends each
+// (docs/cann_ops.md has the full table and the training graph's placement).
 #include <cstring>
 
 #include "ops.h"

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -17,6 +18,10 @@ std::atomic<int64_t> g_stats[kStatCount];
 const char* const kStatNames[kStatCount] = {
     "live_allocations", "live_bytes", "peak_bytes", "total_allocations", "leaks_detected", "double_frees",
     "invalid_frees", "overruns", "errors", "ops_launched", "ops_executed", "staged_copies"};
+
+// Executed ops per op type ("op:<type>" stats, aclsimOpCounts).
+std::mutex g_op_mu;
+std::map<std::string, int64_t> g_op_counts;
 
 std::mutex g_inject_mu;
 std::string g_inject_op;  // armed through aclsimFailNextOp
@@ -36,6 +41,11 @@ void stat_max(Stat s, int64_t value) {
   int64_t cur = g_stats[s].load(std::memory_order_relaxed);
   while (value > cur && !g_stats[s].compare_exchange_weak(cur, value)) {
   }
+}
+
+void stat_op_executed(const char* op_type) {
+  std::lock_guard<std::mutex> lock(g_op_mu);
+  ++g_op_counts[op_type];
 }
 
 bool take_injected_failure(const char* op_type, aclError* code, std::string* source) {
@@ -66,6 +76,11 @@ extern "C" {
 
 int64_t aclsimGetStat(const char* name) {
   if (name == nullptr) return -1;
+  if (std::strncmp(name, "op:", 3) == 0) {  // executed ops of one type (0 if none ran)
+    std::lock_guard<std::mutex> lock(aclsim::g_op_mu);
+    auto it = aclsim::g_op_counts.find(name + 3);
+    return it == aclsim::g_op_counts.end() ? 0 : it->second;
+  }
   for (int i = 0; i < aclsim::kStatCount; ++i) {
     if (std::strcmp(name, aclsim::kStatNames[i]) == 0) return aclsim::g_stats[i].load();
   }
@@ -77,6 +92,17 @@ void aclsimResetStats(void) {
     if (i == aclsim::kLiveAllocations || i == aclsim::kLiveBytes) continue;
     aclsim::g_stats[i].store(0);
   }
+  std::lock_guard<std::mutex> lock(aclsim::g_op_mu);
+  aclsim::g_op_counts.clear();
+}
+
+const char* aclsimOpCounts(void) {
+  thread_local std::string out;
+  std::lock_guard<std::mutex> lock(aclsim::g_op_mu);
+  out.clear();
+  for (const auto& kv : aclsim::g_op_counts)
+    out += (out.empty() ? "" : ",") + kv.first + "=" + std::to_string(kv.second);
+  return out.c_str();
 }
 
 void aclsimFailNextOp(const char* op_type, int32_t error_code) {
