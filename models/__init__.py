@@ -8,9 +8,33 @@
   fixtures and how to rebuild them; :mod:`models.verify` -- comparison with eager autograd.
 """
 
-from models.export import GRAD_PREFIX, LOSS_NAME, export_training_graph, save_atomic
-from models.verify import TOLERANCES, compare_with_eager
-from models.zoo import EluCNN, EluMLP, elu_cnn, elu_mlp, elu_mlp_alpha, elu_mlp_inplace
+import importlib
+
+# Names are loaded on first use: most of them need torch, which the CANN environment
+# (.venv-cann) does not have, while models.train / models.train_digits do not.
+_LAZY = {
+    "GRAD_PREFIX": "models.export",
+    "LOSS_NAME": "models.export",
+    "export_training_graph": "models.export",
+    "save_atomic": "models.export",
+    "TOLERANCES": "models.verify",
+    "compare_with_eager": "models.verify",
+    "EluCNN": "models.zoo",
+    "EluMLP": "models.zoo",
+    "elu_cnn": "models.zoo",
+    "elu_mlp": "models.zoo",
+    "elu_mlp_alpha": "models.zoo",
+    "elu_mlp_inplace": "models.zoo",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'models' has no attribute {name!r}")
+
 
 __all__ = [
     "GRAD_PREFIX",

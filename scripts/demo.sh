@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The article's demo: EluGrad on ONNX Runtime's CPU EP (.venv) and on the CANN EP (.venv-cann,
-# on the ACL simulator when there is no NPU). Extra arguments go to both runs, e.g. --dtype.
+# The demos:
+#  1. the article's EluGrad example on ONNX Runtime's CPU EP (.venv) and on the CANN EP
+#     (.venv-cann, on the ACL simulator when there is no NPU); extra arguments go to both runs;
+#  2. training the ELU MLP on scikit-learn's digits in PyTorch eager, in ORT on the CPU EP with
+#     fused EluGrad, and in ORT on the CANN EP; loss curves compared and plotted.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -8,4 +11,11 @@ cd "$repo"
 if [ -x .venv-cann/bin/python ]; then
   echo
   .venv-cann/bin/python -m ort_ops.demo --ep cann "$@"
+fi
+echo
+.venv/bin/python -m models.train_digits
+if [ -x .venv-cann/bin/python ]; then
+  echo
+  .venv-cann/bin/python -m models.train_digits --ep cann
+  .venv/bin/python -m models.train_digits --plot-only
 fi

@@ -1,0 +1,101 @@
+"""Training steps/s of the ELU MLP: ORT with fused EluGrad, ORT with the exported (unfused) ELU
+backward, and PyTorch eager -- same model, batch, optimizer (SGD momentum 0.9), one run.
+
+    python benchmarks/bench_training.py [--batch 256] [--hidden 1024 1024] [--steps 50] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import models  # noqa: E402
+import ort_ops  # noqa: E402
+import rewrite  # noqa: E402
+from models.train import SGD, Trainer  # noqa: E402
+from models.zoo import elu_mlp  # noqa: E402
+
+
+def steps_per_second(step, batches, warmup: int, repeats: int) -> float:
+    """Best of ``repeats`` timed passes over ``batches`` (after ``warmup`` steps)."""
+    for b in batches[:warmup]:
+        step(b)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for b in batches:
+            step(b)
+        best = min(best, time.perf_counter() - t0)
+    return len(batches) / best
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--hidden", type=int, nargs="+", default=[1024, 1024])
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=0, help="intra-op threads for ORT and torch (0: default)")
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    module = elu_mlp(hidden=tuple(args.hidden), seed=0)
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((args.batch, 64), dtype=np.float32),
+                rng.integers(0, 10, args.batch).astype(np.int64)) for _ in range(args.steps)]
+    x0, y0 = (torch.from_numpy(a) for a in batches[0])
+    unfused = models.export_training_graph(module, (x0,), F.cross_entropy, targets=(y0,),
+                                           params_as_inputs=True, verify=False)
+    fused = rewrite.fuse_elu_grad(unfused)
+    init = {n: prm.detach().numpy().copy() for n, prm in module.named_parameters()}
+    opt = SGD(lr=1e-3, momentum=0.9)
+
+    def factory(model):
+        so = ort_ops.register(ort.SessionOptions())
+        if args.threads:
+            so.intra_op_num_threads = args.threads
+        return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+    results = {}
+    for name, graph in (("ort_fused", fused), ("ort_unfused", unfused)):
+        trainer = Trainer(graph, init, opt, session_factory=factory, progress=False)
+        results[name] = steps_per_second(trainer.step, batches, 5, args.repeats)
+
+    tmod = elu_mlp(hidden=tuple(args.hidden), seed=0)
+    topt = torch.optim.SGD(tmod.parameters(), lr=1e-3, momentum=0.9)
+    tbatches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in batches]
+
+    def torch_step(b):
+        topt.zero_grad()
+        loss = F.cross_entropy(tmod(b[0]), b[1])
+        loss.backward()
+        topt.step()
+        return loss.item()
+
+    results["torch_eager"] = steps_per_second(torch_step, tbatches, 5, args.repeats)
+
+    print(f"ELU MLP 64-{'-'.join(map(str, args.hidden))}-10, batch {args.batch}, SGD momentum, "
+          f"{args.steps} steps x best of {args.repeats}, threads {args.threads or 'default'}; "
+          f"onnxruntime {ort.__version__}, torch {torch.__version__}")
+    for name, sps in results.items():
+        print(f"  {name:12s} {sps:8.1f} steps/s")
+    ratio = results["ort_fused"] / results["ort_unfused"]
+    print(f"  fused / unfused      {ratio:.2f}x (target >= 1.2x: {'met' if ratio >= 1.2 else 'NOT met'})")
+    print(f"  fused / torch eager  {results['ort_fused'] / results['torch_eager']:.2f}x")
+    print(f"  unfused / torch eager {results['ort_unfused'] / results['torch_eager']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Optimizers for :mod:`models.train` as ONNX graphs: PyTorch's SGD and Adam update formulas.
+
+Each optimizer builds **one** ONNX graph that updates every parameter (and its state) in a
+single ORT run. Per-parameter graph inputs are ``<name>``, ``grad.<name>`` and one input per
+state slot (``<slot>.<name>``); outputs are ``new.<name>`` and ``new.<slot>.<name>``. A few
+float32 scalars that depend on the step count (see :meth:`Optimizer.step_scalars`) are inputs
+too, computed in Python double precision exactly where PyTorch computes them in Python.
+
+The formulas follow PyTorch's single-tensor (CPU) implementations, operation for operation:
+
+- SGD: ``g += wd * p``; ``buf = g`` on the first step, else ``buf = momentum * buf +
+  (1 - dampening) * g``; ``g = g + momentum * buf`` if nesterov else ``g = buf``;
+  ``p -= lr * g``.
+- Adam: ``g += wd * p``; ``m = m + (1 - beta1) * (g - m)`` (``lerp``);
+  ``v = beta2 * v + (1 - beta2) * g * g``; ``denom = sqrt(v) / sqrt(1 - beta2**t) + eps``;
+  ``p -= lr / (1 - beta1**t) * m / denom``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from ort_ops.domain import IR_VERSION, ONNX_OPSET
+
+_NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+
+
+class Optimizer:
+    """Base: a name, hyperparameters (a dataclass), state slots, an update graph."""
+
+    kind: str = ""
+    slots: tuple[str, ...] = ()
+    scalar_names: tuple[str, ...] = ()
+
+    def config(self) -> dict:
+        """``{"kind": ..., **hyperparameters}`` (stored in checkpoints)."""
+        return {"kind": self.kind, **asdict(self)}
+
+    def step_scalars(self, step: int) -> dict[str, float]:
+        """The scalar inputs for update number ``step`` (1-based)."""
+        raise NotImplementedError
+
+    def _update(self, nodes: list, name: str, p: str, g: str, state: dict[str, str],
+                const) -> tuple[str, dict[str, str]]:
+        raise NotImplementedError
+
+    def build_graph(self, shapes: Mapping[str, tuple[int, ...]], dtype=np.float32) -> onnx.ModelProto:
+        """The update graph for parameters ``name -> shape`` (all of ``dtype``)."""
+        dtype = np.dtype(dtype)
+        if dtype not in _NP_TO_ONNX:
+            raise ValueError(f"optimizer parameters must be float32 or float64, got {dtype}")
+        elem = _NP_TO_ONNX[dtype]
+        nodes, inputs, outputs, inits = [], [], [], []
+        consts: dict[str, str] = {}
+
+        def const(tag: str, value: float) -> str:
+            key = f"const.{tag}"
+            if key not in consts:
+                inits.append(helper.make_tensor(key, elem, [], [float(value)]))
+                consts[key] = key
+            return key
+
+        for s in self.scalar_names:
+            inputs.append(helper.make_tensor_value_info(s, elem, []))
+        for name, shape in shapes.items():
+            shape = list(shape)
+            p, g = name, "grad." + name
+            state = {slot: f"{slot}.{name}" for slot in self.slots}
+            for v in (p, g, *state.values()):
+                inputs.append(helper.make_tensor_value_info(v, elem, shape))
+            new_p, new_state = self._update(nodes, name, p, g, state, const)
+            nodes.append(helper.make_node("Identity", [new_p], ["new." + p]))
+            outputs.append(helper.make_tensor_value_info("new." + p, elem, shape))
+            for slot, v in new_state.items():
+                out = f"new.{slot}.{name}"
+                nodes.append(helper.make_node("Identity", [v], [out]))
+                outputs.append(helper.make_tensor_value_info(out, elem, shape))
+        graph = helper.make_graph(nodes, f"{self.kind}_update", inputs, outputs, inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
+                                  producer_name="models.train_optim")
+        model.ir_version = IR_VERSION
+        onnx.checker.check_model(model, full_check=True)
+        return model
+
+
+def _op(nodes: list, op: str, a: str, b: str | None, out: str) -> str:
+    nodes.append(helper.make_node(op, [a] if b is None else [a, b], [out]))
+    return out
+
+
+@dataclass
+class SGD(Optimizer):
+    """``torch.optim.SGD`` (defaults as in torch: lr=1e-3, no momentum)."""
+
+    lr: float = 1e-3
+    momentum: float = 0.0
+    dampening: float = 0.0
+    weight_decay: float = 0.0
+    nesterov: bool = False
+
+    kind = "sgd"
+    scalar_names = ("sgd.mom", "sgd.gscale")
+
+    def __post_init__(self):
+        for field_name in ("lr", "momentum", "weight_decay"):
+            if getattr(self, field_name) < 0:
+                raise ValueError(f"SGD {field_name} must be >= 0, got {getattr(self, field_name)}")
+        if self.nesterov and (self.momentum <= 0 or self.dampening != 0):
+            raise ValueError("SGD nesterov=True requires momentum > 0 and dampening = 0 "
+                             f"(got momentum={self.momentum}, dampening={self.dampening})")
+        self.slots = ("momentum_buffer",) if self.momentum != 0 else ()
+
+    def step_scalars(self, step: int) -> dict[str, float]:
+        # First step: buf = g exactly (0 * zeros + 1 * g); then buf = momentum*buf + (1-damp)*g.
+        if step == 1:
+            return {"sgd.mom": 0.0, "sgd.gscale": 1.0}
+        return {"sgd.mom": self.momentum, "sgd.gscale": 1.0 - self.dampening}
+
+    def _update(self, nodes, name, p, g, state, const):
+        t = lambda tag: f"{tag}.{name}"  # noqa: E731
+        if self.weight_decay != 0:
+            g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))
+        new_state = {}
+        if self.momentum != 0:
+            buf = _op(nodes, "Add",
+                      _op(nodes, "Mul", state["momentum_buffer"], "sgd.mom", t("buf_m")),
+                      _op(nodes, "Mul", g, "sgd.gscale", t("g_s")), t("buf"))
+            new_state["momentum_buffer"] = buf
+            if self.nesterov:
+                g = _op(nodes, "Add", g, _op(nodes, "Mul", buf, const("momentum", self.momentum), t("nb")), t("g_n"))
+            else:
+                g = buf
+        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", g, const("neg_lr", -self.lr), t("step")), t("p_new"))
+        return new_p, new_state
+
+
+@dataclass
+class Adam(Optimizer):
+    """``torch.optim.Adam`` (lr=1e-3, betas=(0.9, 0.999), eps=1e-8, no weight decay; no amsgrad)."""
+
+    lr: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+
+    kind = "adam"
+    slots = ("exp_avg", "exp_avg_sq")
+    scalar_names = ("adam.neg_step_size", "adam.bc2_sqrt")
+
+    def __post_init__(self):
+        self.betas = tuple(float(b) for b in self.betas)
+        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+            raise ValueError(f"Adam betas must be two values in [0, 1), got {self.betas}")
+        if self.lr < 0 or self.eps < 0 or self.weight_decay < 0:
+            raise ValueError(f"Adam lr, eps, weight_decay must be >= 0, got {self.lr}, {self.eps}, "
+                             f"{self.weight_decay}")
+
+    def step_scalars(self, step: int) -> dict[str, float]:
+        beta1, beta2 = self.betas
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        return {"adam.neg_step_size": -(self.lr / bias_correction1),
+                "adam.bc2_sqrt": math.sqrt(bias_correction2)}
+
+    def _update(self, nodes, name, p, g, state, const):
+        t = lambda tag: f"{tag}.{name}"  # noqa: E731
+        beta1, beta2 = self.betas
+        if self.weight_decay != 0:
+            g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        # exp_avg.lerp_(g, 1 - beta1)
+        m_new = _op(nodes, "Add", m, _op(nodes, "Mul", _op(nodes, "Sub", g, m, t("g_m")),
+                                         const("one_m_b1", 1 - beta1), t("lerp")), t("m_new"))
+        # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        v_new = _op(nodes, "Add", _op(nodes, "Mul", v, const("b2", beta2), t("v_b2")),
+                    _op(nodes, "Mul", _op(nodes, "Mul", g, const("one_m_b2", 1 - beta2), t("g_s")), g, t("gg")),
+                    t("v_new"))
+        # denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        denom = _op(nodes, "Add", _op(nodes, "Div", _op(nodes, "Sqrt", v_new, None, t("sqrt_v")),
+                                      "adam.bc2_sqrt", t("v_hat")), const("eps", self.eps), t("denom"))
+        # param.addcdiv_(exp_avg, denom, value=-step_size)
+        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", _op(nodes, "Div", m_new, denom, t("ratio")),
+                                         "adam.neg_step_size", t("step")), t("p_new"))
+        return new_p, {"exp_avg": m_new, "exp_avg_sq": v_new}
+
+
+def from_config(config: Mapping) -> Optimizer:
+    """The optimizer described by :meth:`Optimizer.config`."""
+    config = dict(config)
+    kind = config.pop("kind", None)
+    classes = {"sgd": SGD, "adam": Adam}
+    if kind not in classes:
+        raise ValueError(f"optimizer kind must be one of {sorted(classes)}, got {kind!r}")
+    return classes[kind](**config)
