@@ -21,11 +21,18 @@ and the scalar loss comes out. With ``device="cann"`` these values live on the N
 Sessions come from ``session_factory(model) -> InferenceSession`` (default: the op library
 registered, ``providers`` or the CPU EP); plug in ``cann_ep.session`` for the CANN EP.
 
-Known issue (onnxruntime-cann 1.24.4 on the ACL simulator): with ``device="cann"`` the run
-diverges -- an input bound on the NPU but consumed by a CPU node is copied at bind time, and
-that copy is not ordered before the run (wrong from the first step with
-``ACLSIM_STREAM_DELAY_US=200``). With ``device="cpu"`` and CANN sessions the results match
-the CPU EP; ORT then copies parameters to the NPU per step.
+Device-resident values on CANN (onnxruntime-cann 1.24.4): a parameter bound on the NPU whose
+first consumer is a CPU node (the forward Gemms) is copied by IOBinding at bind time into
+ordinary (pageable) CPU memory with ``aclrtMemcpyAsync`` on the session's CANN stream, and no
+synchronisation follows (the CANN EP has no ``Sync()``, so ``synchronize_inputs()`` does
+nothing). That is correct because the CANN runtime documents that ``aclrtMemcpyAsync`` with
+non-page-locked host memory returns only after the copy is complete. The ACL simulator used to
+treat such a copy as a stream-ordered asynchronous one (and to snapshot pageable host->device
+copies at call time, ahead of earlier work on the stream), which made ``device="cann"`` diverge
+(NaN, or wrong from the first step with ``ACLSIM_STREAM_DELAY_US``); fixed in ``cann_ep/sim``,
+the results now match the CPU EP (``tests/cann/test_training_on_cann.py``, with and without the
+delay). The EP relies on that documented runtime behaviour: older CANN (8.0) documentation
+calls async copies with memory not from ``aclrtMallocHost`` unpredictable on training products.
 """
 
 from __future__ import annotations
@@ -250,7 +257,7 @@ class Trainer:
             tb.bind_ortvalue_input(n, src[n])
         for n, a in feeds.items():
             tb.bind_cpu_input(n, a)
-        tb.synchronize_inputs()  # bind-time copies to/from a device are asynchronous
+        tb.synchronize_inputs()  # syncs the EPs of the inputs' consumers (a no-op for CANN, see above)
         self.train_session.run_with_iobinding(tb)
         tb.synchronize_outputs()
         for k in self.names + self._state_keys:

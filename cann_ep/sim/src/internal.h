@@ -32,7 +32,7 @@ ACLSIM_INTERNAL const char* dtype_name(aclDataType t);
 // ---- stats.cc: counters for tests (see aclsim.h) ----
 enum Stat {
   kLiveAllocations, kLiveBytes, kPeakBytes, kTotalAllocations, kLeaksDetected, kDoubleFrees,
-  kInvalidFrees, kOverruns, kErrors, kOpsLaunched, kOpsExecuted, kStagedCopies, kStatCount
+  kInvalidFrees, kOverruns, kErrors, kOpsLaunched, kOpsExecuted, kPageableCopies, kStatCount
 };
 ACLSIM_INTERNAL void stat_add(Stat s, int64_t delta);
 ACLSIM_INTERNAL void stat_max(Stat s, int64_t value);
@@ -68,6 +68,9 @@ using Task = std::function<TaskResult()>;
 // Enqueues `task` on `stream` (nullptr = default stream). `label` is used in messages.
 ACLSIM_INTERNAL aclError enqueue(aclrtStream stream, const std::string& label, Task task);
 ACLSIM_INTERNAL bool stream_valid(aclrtStream stream);
+// Blocks until everything enqueued on `stream` so far has run; async errors stay queued for
+// the next synchronisation of that stream (used by copies that complete before returning).
+ACLSIM_INTERNAL void wait_stream(aclrtStream stream);
 ACLSIM_INTERNAL aclError synchronize_all();  // waits for every stream, reports async errors
 ACLSIM_INTERNAL void wait_all_idle();        // waits for every stream, keeps errors queued
 ACLSIM_INTERNAL void destroy_all_streams();  // at aclFinalize

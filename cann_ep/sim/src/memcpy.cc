@@ -1,11 +1,15 @@
 // aclrtMemcpy (synchronous), aclrtMemcpyAsync and aclrtMemsetAsync (stream ordered).
 //
-// Async copies from ordinary host memory (not from aclrtMallocHost) are staged: the source
-// bytes are copied at call time, as CUDA does for pageable memory. Copies to host memory,
-// and everything else, happen on the stream's worker in stream order.
+// aclrtMemcpy copies immediately, with no implicit stream or device synchronisation (CANN
+// documentation of aclrtMemcpy): reading a result that queued work has not produced yet is stale.
+//
+// aclrtMemcpyAsync follows the CANN runtime documentation of aclrtMemcpyAsync: with
+// page-locked host memory (aclrtMallocHost) or device memory on both sides it only enqueues
+// the copy (the caller must synchronise); when either side is ordinary (non-page-locked) host
+// memory "this API returns only after the memory copy task is complete". The simulator enqueues
+// such a copy in stream order and waits for it, so it runs after the work queued before it on
+// that stream and the host buffer may be read or reused as soon as the call returns.
 #include <cstring>
-#include <memory>
-#include <vector>
 
 #include "internal.h"
 
@@ -74,31 +78,30 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
                                               aclrtMemcpyKind kind, aclrtStream stream) {
   aclsim::MemRange s;
   aclError rc = aclsim::check_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind, &s);
-  bool staged = false;
+  bool pageable = false;
   if (rc == ACL_SUCCESS && !aclsim::stream_valid(stream))
     rc = aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: stream %p was not created by aclrtCreateStream",
                       stream);
   if (rc == ACL_SUCCESS) {
     std::string label = std::string("aclrtMemcpyAsync(") + aclsim::kind_name(kind) + ")";
-    if (s.kind == aclsim::MemKind::kHost && count > 0) {
-      // Ordinary host source: stage it now, the caller may reuse the buffer right away.
-      auto copy = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
-                                                               static_cast<const unsigned char*>(src) + count);
-      staged = true;
-      aclsim::stat_add(aclsim::kStagedCopies, 1);
-      rc = aclsim::enqueue(stream, label, [dst, copy] {
-        std::memcpy(dst, copy->data(), copy->size());
-        return aclsim::TaskResult{};
-      });
-    } else {
+    aclsim::MemRange d;
+    if (count > 0) rc = aclsim::classify(dst, count, "aclrtMemcpyAsync dst", &d);
+    pageable = count > 0 && (s.kind == aclsim::MemKind::kHost || d.kind == aclsim::MemKind::kHost);
+    if (rc == ACL_SUCCESS) {
       rc = aclsim::enqueue(stream, label, [dst, src, count] {
         if (count > 0) std::memmove(dst, src, count);
         return aclsim::TaskResult{};
       });
     }
+    if (rc == ACL_SUCCESS && pageable) {
+      // Non-page-locked host memory: the call returns once the copy (and so everything queued
+      // before it on this stream) has run. Async errors stay queued for the next synchronisation.
+      aclsim::stat_add(aclsim::kPageableCopies, 1);
+      aclsim::wait_stream(stream);
+    }
   }
   ACLSIM_TRACE("aclrtMemcpyAsync(dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p) = %d%s", dst, destMax,
-               src, count, aclsim::kind_name(kind), stream, rc, staged ? " [staged]" : "");
+               src, count, aclsim::kind_name(kind), stream, rc, pageable ? " [pageable: completed]" : "");
   return rc;
 }
 

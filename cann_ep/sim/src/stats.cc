@@ -17,7 +17,7 @@ std::atomic<int64_t> g_stats[kStatCount];
 
 const char* const kStatNames[kStatCount] = {
     "live_allocations", "live_bytes", "peak_bytes", "total_allocations", "leaks_detected", "double_frees",
-    "invalid_frees", "overruns", "errors", "ops_launched", "ops_executed", "staged_copies"};
+    "invalid_frees", "overruns", "errors", "ops_launched", "ops_executed", "pageable_copies"};
 
 // Executed ops per op type ("op:<type>" stats, aclsimOpCounts).
 std::mutex g_op_mu;

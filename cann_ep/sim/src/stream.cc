@@ -155,6 +155,10 @@ aclError enqueue(aclrtStream s, const std::string& label, Task task) {
   return ACL_SUCCESS;
 }
 
+void wait_stream(aclrtStream s) {
+  if (auto st = find_stream(s)) st->wait(false);
+}
+
 aclError synchronize_all() {
   aclError first = ACL_SUCCESS;
   for (auto& st : all_streams()) {
