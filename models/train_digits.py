@@ -1,12 +1,21 @@
-"""Demo: train the ELU MLP on scikit-learn's digits in PyTorch eager and in ORT (EluGrad), compare.
+"""Demo: train an ELU model on scikit-learn's digits in PyTorch eager and in ORT (EluGrad), compare.
 
     python -m models.train_digits                  # .venv: PyTorch eager + ORT CPU EP (fused EluGrad)
     python -m models.train_digits --ep cann        # .venv-cann: ORT CANN EP, compared with the CPU run
+    python -m models.train_digits --model cnn      # the ELU CNN on 8x8 images (then --ep cann too)
 
-The CPU run (needs torch) exports the fused training graph and writes it, the initial
-parameters and the per-step loss curves to ``--out-dir``; the CANN run (no torch there) loads
-the same graph and parameters, trains on the CANN EP and compares its curve with the saved ones.
-Both print per-epoch loss and held-out accuracy, write ``curves.json`` and ``loss_curves.png``.
+``--model mlp`` (default) trains the reference ELU MLP on the 64 pixels, ``--model cnn`` the
+reference ELU CNN (conv -> ELU -> pool, twice, -> linear) on ``[N, 1, 8, 8]`` images; both get
+the same per-pixel standardisation. The CPU run (needs torch) exports the fused training graph
+and writes it, the initial parameters and the per-step loss curves to ``--out-dir/<model>/``;
+the CANN run (no torch there) loads the same graph and parameters, trains on the CANN EP and
+compares its curve with the saved ones. Both print per-epoch loss and held-out accuracy,
+write ``curves.json`` and ``loss_curves.png``.
+
+CNN on CANN: onnxruntime-cann 1.24.4 claims the graph's Conv nodes (forward and weight
+gradient; ConvTranspose and MaxPool stay on the CPU EP). The ACL simulator in ``cann_ep/sim``
+does not implement the ``Conv2D`` op those send, so there ``--model cnn --ep cann`` stops at
+the first step with an error saying so (exit status 2); on a real NPU it runs as for the MLP.
 Agreement: per-step relative loss difference <= 1e-4 over the first 200 steps (fp32).
 """
 
@@ -26,6 +35,11 @@ AGREE_RTOL = 1e-4
 TARGET_ACCURACY = 0.95
 ALPHA = 1.0
 HIDDEN = (32, 16)
+CHANNELS = (8, 16)  # the CNN's conv output channels
+IMAGE_SHAPE = (1, 8, 8)
+MODELS = ("mlp", "cnn")
+# Per model and optimizer: (epochs, SGD-momentum lr, Adam lr) when not given on the command line.
+DEFAULTS = {"mlp": (10, 0.05, 3e-3), "cnn": (10, 0.05, 3e-3)}
 
 
 def load_digits(seed: int = 0):
@@ -46,6 +60,15 @@ def epoch_batches(x, y, batch: int, epoch: int, seed: int = 0):
     return [(x[order[i:i + batch]], y[order[i:i + batch]]) for i in range(0, len(x) - batch + 1, batch)]
 
 
+def as_model_input(x: np.ndarray, model: str) -> np.ndarray:
+    """Flat ``[N, 64]`` pixels as the model's input: unchanged (mlp) or ``[N, 1, 8, 8]`` (cnn)."""
+    return x if model == "mlp" else np.ascontiguousarray(x.reshape(-1, *IMAGE_SHAPE))
+
+
+def _elu(h: np.ndarray) -> np.ndarray:
+    return np.where(h > 0, h, ALPHA * np.expm1(np.minimum(h, 0)))
+
+
 def mlp_logits(params: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     """The ELU MLP's forward pass in NumPy (for held-out accuracy of any run's parameters)."""
     layers = sorted({k.rsplit(".", 1)[0] for k in params}, key=lambda k: int(k.split(".")[1]))
@@ -53,12 +76,53 @@ def mlp_logits(params: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     for i, layer in enumerate(layers):
         h = h @ params[layer + ".weight"].T + params[layer + ".bias"]
         if i < len(layers) - 1:
-            h = np.where(h > 0, h, ALPHA * np.expm1(np.minimum(h, 0)))
+            h = _elu(h)
     return h
 
 
+def _conv2d_same(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``nn.Conv2d(kernel k, stride 1, padding k // 2)`` for odd ``k``: ``[N,C,H,W] -> [N,O,H,W]``."""
+    k = w.shape[2]
+    pad = k // 2
+    n, _, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = np.zeros((n, w.shape[0], h, wd))
+    for i in range(k):
+        for j in range(k):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+def _max_pool2(x: np.ndarray) -> np.ndarray:
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+def cnn_logits(params: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """The ELU CNN's forward pass in NumPy (``models.zoo.EluCNN``; ``x`` is ``[N, 1, 8, 8]``)."""
+    p = {k: v.astype(np.float64) for k, v in params.items()}
+    h = x.astype(np.float64)
+    for conv in ("conv1", "conv2"):
+        h = _max_pool2(_elu(_conv2d_same(h, p[conv + ".weight"], p[conv + ".bias"])))
+    return h.reshape(len(h), -1) @ p["fc.weight"].T + p["fc.bias"]
+
+
+def logits(params, x) -> np.ndarray:
+    """The forward pass of whichever model ``params`` belong to (by parameter names)."""
+    return cnn_logits(params, x) if "conv1.weight" in params else mlp_logits(params, x)
+
+
 def accuracy(params, x, y) -> float:
-    return float((mlp_logits(params, x).argmax(1) == y).mean())
+    return float((logits(params, x).argmax(1) == y).mean())
+
+
+def build_module(args):
+    """The torch module for ``args.model`` (the same seeded initial weights every call)."""
+    from models.zoo import elu_cnn, elu_mlp
+
+    if args.model == "cnn":
+        return elu_cnn(alpha=ALPHA, seed=args.seed, channels=CHANNELS)
+    return elu_mlp(alpha=ALPHA, hidden=HIDDEN, seed=args.seed)
 
 
 def make_optimizer(args):
@@ -72,9 +136,7 @@ def torch_run(args, data, init):
     import torch
     import torch.nn.functional as F
 
-    from models.zoo import elu_mlp
-
-    module = elu_mlp(alpha=ALPHA, hidden=HIDDEN, seed=args.seed)
+    module = build_module(args)
     opt = (torch.optim.SGD(module.parameters(), lr=args.lr, momentum=0.9) if args.optimizer == "sgd"
            else torch.optim.Adam(module.parameters(), lr=args.lr))
     x_tr, y_tr, x_te, y_te = data
@@ -117,7 +179,7 @@ def agreement(losses, reference) -> tuple[bool, float]:
     return rel <= AGREE_RTOL, rel
 
 
-def plot(curves: dict[str, list[float]], path: str) -> bool:
+def plot(curves: dict[str, list[float]], path: str, model: str = "mlp") -> bool:
     try:
         import matplotlib
 
@@ -133,7 +195,7 @@ def plot(curves: dict[str, list[float]], path: str) -> bool:
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
     ax.set_yscale("log")
-    ax.set_title("ELU MLP on digits: PyTorch eager vs ONNX Runtime (EluGrad)")
+    ax.set_title(f"ELU {model.upper()} on digits: PyTorch eager vs ONNX Runtime (EluGrad)")
     ax.legend()
     fig.tight_layout()
     tmp = path + ".tmp.png"
@@ -157,9 +219,8 @@ def run_cpu(args, data, files) -> int:
 
     import models
     import rewrite
-    from models.zoo import elu_mlp
 
-    module = elu_mlp(alpha=ALPHA, hidden=HIDDEN, seed=args.seed)
+    module = build_module(args)
     x_tr, y_tr = data[0], data[1]
     xb, yb = epoch_batches(x_tr, y_tr, args.batch, 0, args.seed)[0]
     graph = models.export_training_graph(module, (torch.from_numpy(xb),), F.cross_entropy,
@@ -169,7 +230,12 @@ def run_cpu(args, data, files) -> int:
     init = {n: p.detach().numpy().copy() for n, p in module.named_parameters()}
     models.save_atomic(graph, files["graph"])
     np.savez(files["init"], **init)
-    print(f"training graph: {len(graph.graph.node)} nodes, {n_elu_grad} EluGrad -> {files['graph']}")
+    n_elu = sum(n.op_type == "Elu" for n in graph.graph.node)
+    print(f"training graph ({args.model}): {len(graph.graph.node)} nodes, {n_elu_grad} EluGrad "
+          f"for {n_elu} ELU -> {files['graph']}")
+    if n_elu_grad != n_elu:
+        print(f"error: {n_elu - n_elu_grad} ELU backward(s) were not fused into EluGrad", file=sys.stderr)
+        return 1
 
     t_losses, t_acc = torch_run(args, data, init)
     o_losses, o_acc, _ = ort_run(args, data, onnx.load(files["graph"]), init, label="ort_cpu")
@@ -189,8 +255,8 @@ def run_cann(args, data, files) -> int:
 
     for key in ("graph", "init", "curves"):
         if not os.path.exists(files[key]):
-            print(f"error: {files[key]} is missing: run `python -m models.train_digits` "
-                  "(CPU, in .venv) with the same --out-dir first", file=sys.stderr)
+            print(f"error: {files[key]} is missing: run `python -m models.train_digits "
+                  f"--model {args.model}` (CPU, in .venv) with the same --out-dir first", file=sys.stderr)
             return 2
     with open(files["curves"], encoding="utf-8") as f:
         result = json.load(f)
@@ -203,7 +269,20 @@ def run_cann(args, data, files) -> int:
     def factory(model):
         return cann_ep.session(model)
 
-    c_losses, c_acc, _ = ort_run(args, data, onnx.load(files["graph"]), init, factory, args.device, "ort_cann")
+    graph = onnx.load(files["graph"])
+    try:
+        c_losses, c_acc, _ = ort_run(args, data, graph, init, factory, args.device, "ort_cann")
+    except RuntimeError as e:  # ORT's error for a failing kernel: one line is enough
+        lines = str(e).strip().splitlines()
+        print(f"error: training on the CANN EP failed: {lines[0] if lines else e}", file=sys.stderr)
+        from cann_ep.runtime import simulated
+
+        if simulated() and any(n.op_type == "Conv" for n in graph.graph.node):
+            print("note: onnxruntime-cann runs Conv nodes on the CANN EP (ACL op Conv2D), which the ACL "
+                  "simulator in cann_ep/sim does not implement (docs/cann_ops.md, \"Not simulated\"): "
+                  f"--model {args.model} --ep cann needs a real NPU or Conv2D in the simulator",
+                  file=sys.stderr)
+        return 2
     print_epochs("ort_cann", c_losses, c_acc, len(c_losses) // args.epochs)
     result["curves"]["ort_cann"] = c_losses
     result["accuracy"]["ort_cann"] = c_acc[-1]
@@ -214,7 +293,7 @@ def run_cann(args, data, files) -> int:
 
 def finish(result, files, checks, acc) -> int:
     write_json(result, files["curves"])
-    if plot(result["curves"], files["png"]):
+    if plot(result["curves"], files["png"], result["config"].get("model", "mlp")):
         print(f"loss curves -> {files['png']}")
     ok_all = True
     for label, ok, rel in checks:
@@ -227,8 +306,9 @@ def finish(result, files, checks, acc) -> int:
 
 
 def config(args) -> dict:
-    return {"epochs": args.epochs, "batch": args.batch, "optimizer": args.optimizer, "lr": args.lr,
-            "seed": args.seed, "hidden": list(HIDDEN), "alpha": ALPHA}
+    arch = {"hidden": list(HIDDEN)} if args.model == "mlp" else {"channels": list(CHANNELS)}
+    return {"model": args.model, "epochs": args.epochs, "batch": args.batch, "optimizer": args.optimizer,
+            "lr": args.lr, "seed": args.seed, **arch, "alpha": ALPHA}
 
 
 def main(argv=None) -> int:
@@ -239,27 +319,37 @@ def main(argv=None) -> int:
                         "the simulated run currently diverges, see models.train)")
     p.add_argument("--plot-only", action="store_true",
                    help="redraw loss_curves.png from curves.json (e.g. in .venv after the CANN run)")
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--model", choices=MODELS, default="mlp",
+                   help="mlp: the ELU MLP on 64 pixels (default); cnn: the ELU CNN on 1x8x8 images")
+    p.add_argument("--epochs", type=int, default=None, help="default 10")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
-    p.add_argument("--lr", type=float, default=None, help="default 0.05 (SGD, momentum 0.9) / 3e-3 (Adam)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="default 0.05 (SGD, momentum 0.9) / 3e-3 (Adam)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out-dir", default=os.path.join("build", "train_digits"))
+    p.add_argument("--out-dir", default=os.path.join("build", "train_digits"),
+                   help="artifacts go to <out-dir>/<model>/ (default build/train_digits)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     args = p.parse_args(argv)
+    epochs, sgd_lr, adam_lr = DEFAULTS[args.model]
+    if args.epochs is None:
+        args.epochs = epochs
     if args.lr is None:
-        args.lr = 0.05 if args.optimizer == "sgd" else 3e-3
-    os.makedirs(args.out_dir, exist_ok=True)
-    files = {k: os.path.join(args.out_dir, v) for k, v in
+        args.lr = sgd_lr if args.optimizer == "sgd" else adam_lr
+    out_dir = os.path.join(args.out_dir, args.model)
+    os.makedirs(out_dir, exist_ok=True)
+    files = {k: os.path.join(out_dir, v) for k, v in
              {"graph": "train_graph.onnx", "init": "init_params.npz", "curves": "curves.json",
               "png": "loss_curves.png"}.items()}
     if args.plot_only:
         with open(files["curves"], encoding="utf-8") as f:
             curves = json.load(f)["curves"]
-        return 0 if plot(curves, files["png"]) else 1
-    data = load_digits(args.seed)
-    print(f"digits: {len(data[0])} train / {len(data[2])} held-out samples, batch {args.batch}, "
-          f"{args.epochs} epochs, {args.optimizer} lr {args.lr}")
+        return 0 if plot(curves, files["png"], args.model) else 1
+    x_tr, y_tr, x_te, y_te = load_digits(args.seed)
+    data = (as_model_input(x_tr, args.model), y_tr, as_model_input(x_te, args.model), y_te)
+    print(f"digits ({args.model}, input {list(data[0].shape[1:])}): {len(data[0])} train / "
+          f"{len(data[2])} held-out samples, batch {args.batch}, {args.epochs} epochs, "
+          f"{args.optimizer} lr {args.lr}")
     return run_cann(args, data, files) if args.ep == "cann" else run_cpu(args, data, files)
 
 

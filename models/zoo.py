@@ -85,9 +85,9 @@ def elu_mlp_inplace(seed: int = 0) -> EluMLP:
     return elu_mlp(inplace=True, seed=seed)
 
 
-def elu_cnn(alpha: float = 1.0, seed: int = 0) -> EluCNN:
-    """The reference ELU CNN for 8x8 digits images."""
-    return _seeded(lambda: EluCNN(alpha=alpha), seed)
+def elu_cnn(alpha: float = 1.0, seed: int = 0, channels: Sequence[int] = (8, 16)) -> EluCNN:
+    """The reference ELU CNN for 8x8 digits images (``channels``: the two convs' outputs)."""
+    return _seeded(lambda: EluCNN(channels=channels, alpha=alpha), seed)
 
 
 def example_batch(kind: str = "mlp", batch: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
