@@ -2,8 +2,9 @@
 # The demos:
 #  1. the article's EluGrad example on ONNX Runtime's CPU EP (.venv) and on the CANN EP
 #     (.venv-cann, on the ACL simulator when there is no NPU); extra arguments go to both runs;
-#  2. training the ELU MLP on scikit-learn's digits in PyTorch eager, in ORT on the CPU EP with
-#     fused EluGrad, and in ORT on the CANN EP; loss curves compared and plotted.
+#  2. training the ELU MLP, then the ELU CNN, on scikit-learn's digits in PyTorch eager, in ORT
+#     on the CPU EP with fused EluGrad, and in ORT on the CANN EP (parameters and optimizer state
+#     on the device); loss curves compared and plotted (build/train_digits/<model>/).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -12,10 +13,12 @@ if [ -x .venv-cann/bin/python ]; then
   echo
   .venv-cann/bin/python -m ort_ops.demo --ep cann "$@"
 fi
-echo
-.venv/bin/python -m models.train_digits
-if [ -x .venv-cann/bin/python ]; then
+for model in mlp cnn; do
   echo
-  .venv-cann/bin/python -m models.train_digits --ep cann
-  .venv/bin/python -m models.train_digits --plot-only
-fi
+  .venv/bin/python -m models.train_digits --model "$model"
+  if [ -x .venv-cann/bin/python ]; then
+    echo
+    .venv-cann/bin/python -m models.train_digits --model "$model" --ep cann
+    .venv/bin/python -m models.train_digits --model "$model" --plot-only
+  fi
+done

@@ -15,6 +15,10 @@ namespace aclsim {
 
 struct OpTensor {
   aclDataType dtype = ACL_DT_UNDEFINED;
+  aclFormat format = ACL_FORMAT_ND;          // as given to aclCreateTensorDesc
+  // An omitted optional input: the ACL convention is a descriptor with ACL_DT_UNDEFINED and
+  // no dims (e.g. the EP's Conv without bias); its buffer is ignored.
+  bool absent = false;
   std::vector<int64_t> dims;
   int64_t numel = 1;
   void* data = nullptr;                      // device or host pointer, or staged copy
@@ -35,6 +39,10 @@ struct OpCall {
   float attr_float(const char* name, float def) const {
     auto it = attrs.find(name);
     return it == attrs.end() ? def : it->second.kind == aclopAttr::Value::kFloat ? it->second.f : static_cast<float>(it->second.i);
+  }
+  std::string attr_string(const char* name, const char* def) const {
+    auto it = attrs.find(name);
+    return it == attrs.end() || it->second.kind != aclopAttr::Value::kString ? std::string(def) : it->second.s;
   }
   std::vector<int64_t> attr_list(const char* name) const {
     auto it = attrs.find(name);

@@ -14,9 +14,11 @@ namespace {
 
 std::string tensor_str(const aclTensorDesc* d, const aclDataBuffer* b) {
   if (d == nullptr) return "NULL";
+  if (d->dtype == ACL_DT_UNDEFINED && d->dims.empty()) return "(absent)";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "@%p/%zu", b ? b->data : nullptr, b ? b->size : 0);
-  return std::string(dtype_name(d->dtype)) + shape_str(d->dims) + (d->is_const ? "(const)" : "") + buf;
+  std::string fmt = d->format == ACL_FORMAT_NCHW ? "{NCHW}" : d->format == ACL_FORMAT_NHWC ? "{NHWC}" : "";
+  return std::string(dtype_name(d->dtype)) + shape_str(d->dims) + fmt + (d->is_const ? "(const)" : "") + buf;
 }
 
 std::string attrs_str(const aclopAttr* a) {
@@ -47,7 +49,13 @@ aclError build_tensor(const char* op, const char* role, int i, const aclTensorDe
                       bool is_input, OpTensor* t) {
   if (d == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: %s %d: tensor descriptor is NULL", op, role, i);
   t->dtype = d->dtype;
+  t->format = d->format;
   t->dims = d->dims;
+  if (is_input && d->dtype == ACL_DT_UNDEFINED && d->dims.empty() && !d->is_const) {
+    t->absent = true;  // omitted optional input; kernels that take none reject it by dtype
+    t->numel = 0;
+    return ACL_SUCCESS;
+  }
   t->numel = 1;
   for (int64_t dim : d->dims) {
     if (dim < 0)

@@ -42,6 +42,7 @@ const KernelEntry kKernels[] = {
     {"BatchMatMul", k_batch_matmul, "math/matmul.cc MatMul (attrs adj_x1/adj_x2)"},
     {"MatMul", k_batch_matmul, "(CANN name; not sent by the EP)"},
     {"MatMulV2", k_batch_matmul, "(CANN name; not sent by the EP)"},
+    {"Conv2D", k_conv2d, "nn/conv.cc Conv on 4-D input (NCHW; attrs strides/pads/dilations/groups)"},
     {"GEMM", k_gemm, "math/gemm.cc Gemm (fp16) and cann_utils.cc aclrtblasGemmEx"},
     {"BroadcastToD", k_broadcast_to, "cann_utils.cc Broadcast (for Add/Sub/Mul/Div broadcasting)"},
     {"Fill", k_fill, "cann_utils.cc Fill"},

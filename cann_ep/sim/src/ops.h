@@ -31,4 +31,6 @@ aclError k_broadcast_to(const OpCall&, Run*);
 aclError k_fill(const OpCall&, Run*);
 aclError k_transpose(const OpCall&, Run*);
 aclError k_identity(const OpCall&, Run*);
+// ops_conv.cc
+aclError k_conv2d(const OpCall&, Run*);
 }  // namespace aclsim
