@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Builds the op library with AddressSanitizer + UndefinedBehaviorSanitizer into build/asan and
-# runs the op tests against it (Python itself is not instrumented: the sanitizer runtimes are
-# preloaded; leak detection is off because CPython keeps memory until exit by design).
+# Builds the op library and the ACL simulator with AddressSanitizer + UndefinedBehaviorSanitizer
+# into build/asan and runs the op tests (.venv) and the CANN EP tests (.venv-cann) against them.
+# Python itself is not instrumented: the sanitizer runtimes are preloaded; leak detection is off
+# because CPython keeps memory until exit by design (the simulator reports its own leaks).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 ort_include=$(bash scripts/fetch_ort_headers.sh)
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTOPS_SANITIZE=ON \
-  -DORTOPS_BUILD_ACL_SIM=OFF -DORT_INCLUDE_DIR="$ort_include" > build/asan.log 2>&1 \
+acl_include=$(PYTHON=.venv/bin/python bash scripts/fetch_acl_headers.sh)
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTOPS_SANITIZE=ON -DORTOPS_BUILD_ACL_SIM=ON \
+  -DORT_INCLUDE_DIR="$ort_include" -DACL_INCLUDE_DIR="$acl_include" > build/asan.log 2>&1 \
   || { cat build/asan.log; exit 1; }
 cmake --build build/asan >> build/asan.log 2>&1 || { cat build/asan.log; exit 1; }
-lib=$(ls build/asan/libortops.so)
-preload="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)"
-ORTOPS_LIBRARY="$repo/$lib" LD_PRELOAD="$preload" \
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  .venv/bin/python -m pytest -q -p no:cacheprovider \
-    tests/test_elu_grad_cpu.py tests/test_elu_grad_errors.py tests/test_demo.py "$@"
+export ORTOPS_LIBRARY="$repo/build/asan/libortops.so"
+export ACLSIM_LIBRARY_DIR="$repo/build/asan/cann_ep/sim"
+export LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)"
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+.venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/test_elu_grad_cpu.py tests/test_elu_grad_errors.py tests/test_demo.py "$@"
+if [ -x .venv-cann/bin/python ]; then
+  .venv-cann/bin/python -m pytest -q -p no:cacheprovider tests/cann "$@"
+fi

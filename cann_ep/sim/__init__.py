@@ -23,8 +23,8 @@ _handles: list[ctypes.CDLL] = []
 def _candidates() -> list[Path]:
     dirs = []
     env = os.environ.get("ACLSIM_LIBRARY_DIR")
-    if env:
-        dirs.append(Path(env))
+    if env:  # an explicit choice: never fall back to another build
+        return [Path(env)]
     dirs.append(_HERE / "lib")  # installed: cmake --install puts them in cann_ep/sim/lib
     try:  # this package imported from a source checkout that was also installed
         import importlib.metadata
@@ -41,7 +41,7 @@ def _candidates() -> list[Path]:
 def library_dir() -> str:
     """Return the folder holding the three simulator libraries.
 
-    Searched in order: ``$ACLSIM_LIBRARY_DIR``, ``cann_ep/sim/lib`` next to this module (the
+    ``$ACLSIM_LIBRARY_DIR`` when set (and then only there); otherwise, in order: ``cann_ep/sim/lib`` next to this module (the
     installed location), ``<repo>/build/sim`` (standalone dev build) and
     ``<repo>/build/cann_ep/sim`` (dev build of the top-level CMake project).
     """
