@@ -41,9 +41,11 @@ def _candidates() -> list[Path]:
 def library_dir() -> str:
     """Return the folder holding the three simulator libraries.
 
-    ``$ACLSIM_LIBRARY_DIR`` when set (and then only there); otherwise, in order: ``cann_ep/sim/lib`` next to this module (the
-    installed location), ``<repo>/build/sim`` (standalone dev build) and
-    ``<repo>/build/cann_ep/sim`` (dev build of the top-level CMake project).
+    ``$ACLSIM_LIBRARY_DIR`` when set (and then only there); otherwise, in order:
+    ``cann_ep/sim/lib`` next to this module (the installed location), the same folder of the
+    installed ``ort-ops`` distribution (for a source checkout that was also installed),
+    ``<repo>/build/sim`` (standalone dev build) and ``<repo>/build/cann_ep/sim`` (dev build of
+    the top-level CMake project).
     """
     for d in _candidates():
         if all((d / name).is_file() for name in LIBRARIES):
