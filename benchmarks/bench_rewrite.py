@@ -1,15 +1,38 @@
 """Benchmark fuse_elu_grad on synthetic ELU training graphs (1k/10k/100k nodes by default).
 
-Columns: load (protobuf parse), match+edit (fuse minus graphsurgeon import/cleanup/export),
-save (serialize), fuse total; (a) graphsurgeon import -> cleanup/toposort -> export round trip;
-(b) the same fusion as an onnxscript rewriter rule; a no-ELU graph's fuse (protobuf scan only).
-Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000]
+All contenders run in one process on the same graph; every figure is the median of
+``--repeats`` runs. Each run starts after an untimed ``gc.collect()``; fuse, the gs round
+trip and the onnxscript rule end with a timed collection of their own garbage, so each pays
+for freeing its object graph (graphsurgeon's and onnx_ir's are reference cycles: collecting
+the gs graph of a 100k-node model takes about 0.5-1 s) and none pays for another's. fuse_elu_grad's phases are timed inside the pass
+(``RewriteReport.timings``), not derived as a difference of totals:
+
+  load        protobuf parse of the serialized model
+  scan        protobuf-only test for candidate sites (no graphsurgeon graph)
+  import      private copy + gs.import_onnx
+  match+edit  rules on the gs graph + building / splicing the EluGrad nodes
+  cleanup     gs cleanup() (+ toposort() only when the edit broke the order)
+  export      gs.export_onnx + restoring the model's other fields
+  fuse        the whole fuse_elu_grad call (it frees its gs graph itself: the collection
+              when the collector resumes is inside the call, not in any phase above);
+              save: SerializeToString of the result
+  gs rt       graphsurgeon's own import -> cleanup().toposort() -> export of the same graph
+              -> freeing it (``gs free``), with the garbage collector paused as fuse_elu_grad
+              does (``gs rt gc`` = with the collector running, for reference)
+  onnxscript  the same fusion as an onnxscript rewriter rule (deserialize, apply, serialize),
+              also with the collector paused (``os gc`` = with the collector running)
+  no-ELU      fuse_elu_grad on a graph without ELU backward (same size)
+  m+e/gs      match+edit / gs rt;  fuse/gs, fuse/os: total-time ratios
+Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
+import statistics
 import sys
 import time
 
@@ -20,7 +43,8 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rewrite import fuse_elu_grad  # noqa: E402  (the checkout, not an installed copy)
+from rewrite import RewriteReport, fuse_elu_grad  # noqa: E402  (the checkout, not an installed copy)
+from rewrite.fuse import _gc_paused  # noqa: E402
 
 
 def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
@@ -48,10 +72,34 @@ def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def timed(fn, *args):
+def timed(fn, *args, paused=False, collect=None):
+    """``(fn(*args), seconds)``; with ``collect`` (a generation) the seconds include
+    collecting fn's garbage. With the collector paused nothing gets promoted, so generation 0
+    holds all of it and the rest of the heap is not traversed."""
+    gc.collect()
     t = time.perf_counter()
-    out = fn(*args)
+    with _gc_paused() if paused else contextlib.nullcontext():
+        out = fn(*args)
+    if collect is not None:
+        gc.collect(collect)
     return out, time.perf_counter() - t
+
+
+def gs_round_trip(model, paused=True):
+    """graphsurgeon import -> cleanup().toposort() -> export -> free; seconds per step."""
+    gc.collect()
+    with _gc_paused() if paused else contextlib.nullcontext():
+        t0 = time.perf_counter()
+        graph = gs.import_onnx(model)
+        t1 = time.perf_counter()
+        graph.cleanup().toposort()
+        t2 = time.perf_counter()
+        gs.export_onnx(graph)
+        t3 = time.perf_counter()
+        del graph
+    gc.collect(0 if paused else 2)
+    t4 = time.perf_counter()
+    return t1 - t0, t2 - t1, t3 - t2, t4 - t3
 
 
 def onnxscript_fuse(model):
@@ -71,30 +119,70 @@ def onnxscript_fuse(model):
     return ir.serde.serialize_model(m)
 
 
+COLUMNS = [
+    ("nodes", 7, "d"), ("load", 6, ".3f"), ("scan", 6, ".3f"), ("import", 6, ".3f"),
+    ("match+edit", 10, ".3f"), ("cleanup", 7, ".3f"), ("export", 6, ".3f"), ("fuse", 6, ".3f"),
+    ("save", 6, ".3f"),
+    ("gs imp", 6, ".3f"), ("gs c+t", 6, ".3f"), ("gs exp", 6, ".3f"), ("gs free", 7, ".3f"),
+    ("gs rt", 6, ".3f"), ("gs rt gc", 8, ".3f"), ("m+e/gs", 6, ".1%"), ("fuse/gs", 7, ".2f"),
+    ("onnxscript", 10, ".3f"), ("os gc", 6, ".3f"), ("fuse/os", 7, ".2f"), ("no-ELU", 6, ".3f"), ("us/node", 7, ".1f"),
+]
+
+
+def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
+    data = chain(n).SerializeToString()
+    plain = chain(n, with_backward=False)
+    runs: dict[str, list[float]] = {}
+    add = lambda key, value: runs.setdefault(key, []).append(value)  # noqa: E731
+    for _ in range(repeats):
+        model, t = timed(onnx.ModelProto.FromString, data)
+        add("load", t)
+        report = RewriteReport()
+        fused, t = timed(lambda: fuse_elu_grad(model, report=report), collect=0)
+        add("fuse", t)
+        ph = report.timings
+        for key in ("scan", "import", "cleanup", "export"):
+            add(key, ph[key])
+        add("match+edit", ph["match"] + ph["edit"])
+        _, t = timed(fused.SerializeToString)
+        add("save", t)
+        imp, ct, exp, free = gs_round_trip(model)
+        add("gs imp", imp), add("gs c+t", ct), add("gs exp", exp), add("gs free", free)
+        add("gs rt", imp + ct + exp + free)
+        add("gs rt gc", sum(gs_round_trip(model, paused=False)))
+        if with_onnxscript:
+            out, t = timed(onnxscript_fuse, model, paused=True, collect=0)
+            add("onnxscript", t)
+            _, t = timed(onnxscript_fuse, model, collect=2)
+            add("os gc", t)
+            n_os = sum(node.op_type == "EluGrad" for node in out.graph.node)
+            n_ours = sum(node.op_type == "EluGrad" for node in fused.graph.node)
+            assert n_os == n_ours, (n_os, n_ours)
+        _, t = timed(fuse_elu_grad, plain)
+        add("no-ELU", t)
+    row = {key: statistics.median(values) for key, values in runs.items()}
+    row["nodes"] = len(model.graph.node)
+    row["m+e/gs"] = row["match+edit"] / row["gs rt"]
+    row["fuse/gs"] = row["fuse"] / row["gs rt"]
+    row["onnxscript"] = row.get("onnxscript", float("nan"))
+    row["os gc"] = row.get("os gc", float("nan"))
+    row["fuse/os"] = row["fuse"] / row["onnxscript"]
+    row["us/node"] = row["fuse"] / row["nodes"] * 1e6
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-onnxscript", action="store_true")
     args = ap.parse_args()
-    print(f"{'nodes':>7} {'load':>7} {'match+edit':>10} {'save':>7} {'fuse':>7} {'gs rt':>7} "
-          f"{'m+e/gs':>7} {'onnxscript':>10} {'fuse/os':>7} {'no-ELU':>7}")
+    measure(60, 1, not args.skip_onnxscript)  # warm-up: first-call imports are not timed
+    print(" ".join(f"{name:>{width}}" for name, width, _ in COLUMNS))
     for n in args.sizes:
-        data = chain(n).SerializeToString()
-        model, t_load = timed(onnx.ModelProto.FromString, data)
-        fused, t_fuse = timed(fuse_elu_grad, model)
-        _, t_save = timed(fused.SerializeToString)
-        g, t_imp = timed(gs.import_onnx, model)
-        _, t_clean = timed(lambda: g.cleanup().toposort())
-        _, t_exp = timed(gs.export_onnx, g)
-        gs_rt = t_imp + t_clean + t_exp
-        match_edit = max(0.0, t_fuse - gs_rt)
-        t_os = float("nan")
-        if not args.skip_onnxscript:
-            _, t_os = timed(onnxscript_fuse, model)
-        plain = chain(n, with_backward=False)
-        _, t_noelu = timed(fuse_elu_grad, plain)
-        print(f"{len(model.graph.node):7d} {t_load:7.3f} {match_edit:10.3f} {t_save:7.3f} {t_fuse:7.3f} "
-              f"{gs_rt:7.3f} {match_edit / gs_rt:7.1%} {t_os:10.3f} {t_fuse / t_os:7.2f} {t_noelu:7.3f}")
+        row = measure(n, args.repeats, not args.skip_onnxscript)
+        print(" ".join(f"{row[name]:{width}{fmt}}" for name, width, fmt in COLUMNS), flush=True)
+    print(f"(seconds, median of {args.repeats} runs)")
 
 
 if __name__ == "__main__":

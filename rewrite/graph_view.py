@@ -6,6 +6,8 @@ never on tensor names.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -59,6 +61,11 @@ class GraphView:
         self.graph = graph
         self._model = model
         self._inferred: dict[str, int] | None = None
+        # id(tensor) -> (tensor, elem type, resolved from the graph rather than by inference)
+        # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
+        # read the graph, and edits never change a tensor's value or type
+        self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
+        self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
         self.output_names = {t.name for t in graph.outputs}
 
     # -- structure ------------------------------------------------------------------------
@@ -84,12 +91,22 @@ class GraphView:
 
     # -- constants ------------------------------------------------------------------------
     def const(self, tensor) -> np.ndarray | None:
-        """The value of a small constant tensor (initializer, Constant, Cast/CastLike of one)."""
+        """The value of a small constant tensor (initializer, Constant, Cast/CastLike of one).
+
+        Memoized per tensor (rules ask about the same shared constants at every site)."""
+        hit = self._const_cache.get(id(tensor))
+        if hit is not None and hit[0] is tensor:
+            return hit[1]
+        value = self._const(tensor)
+        self._const_cache[id(tensor)] = (tensor, value)
+        return value
+
+    def _const(self, tensor) -> np.ndarray | None:
         for _ in range(8):
             if isinstance(tensor, gs.Constant):
                 if getattr(tensor, "data_location", None) == TensorProto.EXTERNAL:
                     return None
-                if int(np.prod(tensor.shape or ())) > _MAX_CONST_ELEMENTS:
+                if _size(tensor.shape) > _MAX_CONST_ELEMENTS:
                     return None
                 return np.asarray(tensor.values)
             node = self.producer(tensor)
@@ -202,29 +219,55 @@ class GraphView:
 
     # -- types ----------------------------------------------------------------------------
     def elem_type(self, tensor) -> int | None:
-        """ONNX element type of ``tensor`` from metadata, producers, or (lazily) shape inference."""
-        start = tensor
+        """ONNX element type of ``tensor`` from metadata, producers, or (lazily) shape inference.
+
+        Walks up through type-preserving producers. Every tensor on a resolved walk has the same
+        element type, so all of them are memoized: over a whole graph the walks stay linear
+        (an uncached walk from deep inside a long chain of same-type ops would otherwise cost up
+        to 64 steps per query).
+        """
+        cache = self._elem_cache
+        hit = cache.get(id(tensor))
+        if hit is not None and hit[0] is tensor:
+            return hit[1]
+        start, path, elem, decided = tensor, [], None, False
         for _ in range(64):
+            hit = cache.get(id(tensor))
+            if hit is not None and hit[0] is tensor:
+                # a tensor whose walk was unresolved ends this walk unresolved too
+                elem, decided = (hit[1], True) if hit[2] else (None, False)
+                break
+            path.append(tensor)
             elem = _elem_of(tensor.dtype)
             if elem:
-                return elem
+                break
+            elem = None
             node = self.producer(tensor)
             if node is None or node.domain not in ("", "ai.onnx", None):
                 break
             if node.op == "Cast":
-                return node.attrs.get("to")
+                elem, decided = node.attrs.get("to"), True
+                break
             if node.op == "CastLike":
                 tensor = node.inputs[1]
             elif node.op == "Constant":
                 value = self._constant_attr(node)
-                return None if value is None else _elem_of(value.dtype)
+                elem = None if value is None else _elem_of(value.dtype)
+                decided = True
+                break
             elif node.op == "Where" and len(node.inputs) == 3:
                 tensor = node.inputs[1]
             elif node.op in _SAME_TYPE_OPS and node.inputs:
                 tensor = node.inputs[0]
             else:
                 break
-        return self._inferred_types().get(start.name)
+        if elem or decided:
+            for t in path:
+                cache[id(t)] = (t, elem, True)
+            return elem
+        elem = self._inferred_types().get(start.name)
+        cache[id(start)] = (start, elem, False)
+        return elem
 
     def dtype_name(self, tensor) -> str | None:
         """'float32' / 'float16' / 'bfloat16' for tensors of those types, else None."""
@@ -250,6 +293,11 @@ class GraphView:
         if shape is None:
             return None
         return tuple(d if isinstance(d, int) else str(d) for d in shape)
+
+
+def _size(shape) -> int:
+    """Element count of a constant's shape (``()``/None: a scalar)."""
+    return math.prod(int(d) for d in shape) if shape else 1
 
 
 def _is_number(value) -> bool:

@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops import DOMAIN
-from rewrite.fuse import _originally_unused, export_like, import_graph
+from rewrite.fuse import _gc_paused, cleanup, export, import_graph, originally_unused, splice
 from rewrite.graph_view import GraphView, node_label
 from rewrite.report import RewriteReport, SiteReport
 
@@ -37,13 +37,26 @@ def lower_elu_grad(
     """
     report = report if report is not None else RewriteReport()
     report.pass_name = "lower"
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
     if not _has_elu_grad(model.graph):
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
         return out
+    with _gc_paused():
+        lowered = _lower(model, report)
+    if not any(n.domain == DOMAIN for n in lowered.graph.node) and not any(
+        n.domain == DOMAIN for f in lowered.functions for n in f.node
+    ):
+        keep = [op for op in lowered.opset_import if op.domain != DOMAIN]
+        del lowered.opset_import[:]
+        lowered.opset_import.extend(keep)
+    return lowered
+
+
+def _lower(model: onnx.ModelProto, report: RewriteReport) -> onnx.ModelProto:
     graph = import_graph(model)
     view = GraphView(graph, model)
-    keep_alive = _originally_unused(model.graph)
+    keep_alive = originally_unused(graph, model.graph)
+    replaced = {}
     for node in [n for n in graph.nodes if n.op == "EluGrad" and n.domain == DOMAIN]:
         dtype = view.dtype_name(node.inputs[0])
         if dtype is None:
@@ -57,19 +70,14 @@ def lower_elu_grad(
         (y,) = node.outputs
         node.outputs.clear()
         node.inputs.clear()
-        graph.nodes.extend(_lowered(node_label(node), g, a, y, alpha, dtype))
+        replaced[id(node)] = _lowered(node_label(node), g, a, y, alpha, dtype)
         report.sites.append(SiteReport(
             rule="lower_elu_grad", status="lowered", nodes=[node_label(node)], output=y.name,
             grads=g.name, activations=a.name, dtype=dtype, alpha=alpha, exact=True,
         ))
-    lowered = export_like(model, graph, keep_alive, add_domain=False)
-    if not any(n.domain == DOMAIN for n in lowered.graph.node) and not any(
-        n.domain == DOMAIN for f in lowered.functions for n in f.node
-    ):
-        keep = [op for op in lowered.opset_import if op.domain != DOMAIN]
-        del lowered.opset_import[:]
-        lowered.opset_import.extend(keep)
-    return lowered
+    new_nodes = splice(graph, replaced)
+    missing = cleanup(graph, keep_alive, new_nodes)
+    return export(model, graph, missing, add_domain=False)
 
 
 def _lowered(base: str, g, a, y, alpha: float, dtype: str) -> list[gs.Node]:

@@ -37,6 +37,9 @@ class RewriteReport:
     pass_name: str = ""
     strict: bool = False
     sites: list[SiteReport] = field(default_factory=list)
+    # seconds per phase of the last pass (fuse: scan, import, match, edit, cleanup, export);
+    # diagnostics only: not part of to_dict() / to_json(), not compared
+    timings: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def fused(self) -> list[SiteReport]:

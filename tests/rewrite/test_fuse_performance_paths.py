@@ -1,0 +1,166 @@
+"""The fast paths of fuse_elu_grad: per-phase timings, node order kept (toposort only when
+needed), the garbage collector's state restored, what was dead before survives, strict = bit-exact."""
+
+import gc
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from checks import fuse_and_check, ops
+from graphs import elu_backward, mlp
+from ort_ops import ort_io
+from rewrite import RewriteReport, fuse_elu_grad, inspect_elu_grad, lower_elu_grad
+from rewrite.validate import session
+
+PHASES = {"scan", "import", "match", "edit", "cleanup", "export"}
+
+
+def test_report_times_every_phase_but_not_in_json():
+    report = RewriteReport()
+    fuse_elu_grad(mlp(), report=report)
+    assert set(report.timings) == PHASES and all(t >= 0 for t in report.timings.values())
+    assert "timings" not in report.to_dict() and "timings" not in report.to_json()
+
+
+def test_no_elu_graph_only_scans():
+    model = mlp()
+    keep = [n for n in model.graph.node if n.op_type not in ("Where", "LessOrEqual", "Exp")]
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    report = RewriteReport()
+    out = fuse_elu_grad(model, report=report)
+    assert set(report.timings) == {"scan"}
+    assert out is not model and out.SerializeToString() == model.SerializeToString()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_garbage_collector_state_restored(enabled):
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        fuse_elu_grad(mlp())
+        lower_elu_grad(fuse_elu_grad(mlp()))
+        inspect_elu_grad(mlp())
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def _count_toposorts(monkeypatch) -> list:
+    import onnx_graphsurgeon as gs
+
+    calls, original = [], gs.Graph.toposort
+    def spy(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(gs.Graph, "toposort", spy)
+    return calls
+
+
+def test_node_order_kept_and_elu_grad_takes_the_wheres_place(monkeypatch):
+    toposorts = _count_toposorts(monkeypatch)
+    model = mlp()
+    fused = fuse_elu_grad(model)
+    backward = {"LessOrEqual", "Exp", "Where"}
+    want = []
+    for n in model.graph.node:
+        if n.op_type == "Where":
+            want.append("EluGrad")
+        elif n.op_type in backward or (n.op_type == "Mul" and "exp" in n.input[1]):
+            continue
+        else:
+            want.append(n.op_type)
+    assert ops(fused) == want and not toposorts
+
+
+def test_toposort_when_the_elu_comes_after_its_backward(monkeypatch):
+    """The X-based form does not read Y, so a valid graph may list the Elu after the Where."""
+    toposorts = _count_toposorts(monkeypatch)
+    model = elu_backward("torch", alpha=0.5)
+    nodes = list(model.graph.node)
+    late = lambda n: n.op_type == "Elu" or n.name.startswith("fwd_out")  # noqa: E731
+    elu = [n for n in nodes if late(n)]
+    rest = [n for n in nodes if not late(n)]
+    del model.graph.node[:]
+    model.graph.node.extend(rest + elu)
+    onnx.checker.check_model(model)
+    fused, _ = fuse_and_check(model)
+    seen = {i.name for i in fused.graph.input} | {t.name for t in fused.graph.initializer}
+    for node in fused.graph.node:  # topologically sorted
+        assert all(i in seen for i in node.input if i), node
+        seen.update(node.output)
+    assert toposorts == [1]
+
+
+def test_originally_dead_node_and_initializer_survive():
+    model = mlp()
+    model.graph.node.append(helper.make_node("Neg", ["x"], ["dead_neg"], name="dead"))
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(2, np.float32), "dead_init"))
+    fused, _ = fuse_and_check(model)
+    assert "dead" in [n.name for n in fused.graph.node]
+    assert [t.name for t in fused.graph.initializer].count("dead_init") == 1
+
+
+def test_strict_refuses_input_based_form_even_for_alpha_one():
+    """alpha = 1: the <= / < boundary agrees, but dY*exp(X) and dY*(Elu(X) + 1) round differently.
+
+    strict=True means "provably unchanged" = bit-identical, so this site is not fused."""
+    model = elu_backward("torch", alpha=1.0)
+    report = RewriteReport()
+    out = fuse_elu_grad(model, strict=True, report=report)
+    assert out.SerializeToString() == model.SerializeToString()
+    (site,) = report.rejected
+    assert site.reason.startswith("strict: not provably unchanged") and "rounding" in site.reason
+    assert not any("boundary" in n for n in site.notes)
+    assert any("alpha = 1 too" in n for n in site.notes)
+    # ... and the difference is real: the fused graph's dX differs in the last bits somewhere
+    fused = fuse_elu_grad(model)
+    x = np.linspace(-4, 0, 24, dtype=np.float32).reshape(4, 6)
+    feeds = {"X0": x, "dY0": np.ones_like(x)}
+    want = ort_io.run(session(model), feeds, ["dX0"])[0]
+    got = ort_io.run(session(fused), feeds, ["dX0"])[0]
+    assert np.allclose(got, want, rtol=1e-6) and not np.array_equal(got, want)
+
+
+def test_tensor_read_only_inside_a_subgraph_survives():
+    """A node output (and an initializer) used only by an If branch is not dead."""
+    model = mlp()
+    g = model.graph
+    g.node.append(helper.make_node("Neg", ["x"], ["outer_only"], name="outer_src"))
+    g.initializer.append(numpy_helper.from_array(np.ones((5, 6), np.float32), "branch_init"))
+    branch = lambda name, src: helper.make_graph(  # noqa: E731
+        [helper.make_node("Add", [src, "branch_init"], [name + "_out"], name=name)], name, [],
+        [helper.make_tensor_value_info(name + "_out", onnx.TensorProto.FLOAT, [5, 6])])
+    g.input.append(helper.make_tensor_value_info("cond", onnx.TensorProto.BOOL, []))
+    g.node.append(helper.make_node("If", ["cond"], ["if_out"], name="if",
+                                   then_branch=branch("then", "outer_only"),
+                                   else_branch=branch("else", "x")))
+    g.output.append(helper.make_tensor_value_info("if_out", onnx.TensorProto.FLOAT, [5, 6]))
+    onnx.checker.check_model(model, full_check=True)
+    fused = fuse_elu_grad(model)
+    onnx.checker.check_model(fused, full_check=True)
+    assert {"outer_src", "if"} <= {n.name for n in fused.graph.node}
+    # (graphsurgeon moves an outer initializer read only by branches into those branches)
+    if_node = next(n for n in fused.graph.node if n.op_type == "If")
+    for branch_graph in (a.g for a in if_node.attribute):
+        assert "branch_init" in {t.name for t in branch_graph.initializer} | {
+            t.name for t in fused.graph.initializer}
+    assert ops(fused).count("EluGrad") == 1
+
+
+def test_benchmark_smoke():
+    """The benchmark runs end to end on a tiny graph (its onnxscript rule fuses the same sites)."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "bench_rewrite.py")
+    spec = importlib.util.spec_from_file_location("bench_rewrite", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    pytest.importorskip("onnxscript")
+    row = bench.measure(60, 1, True)
+    assert row["nodes"] == 60 and row["match+edit"] > 0 and row["gs rt"] > 0
+    assert all(name in row for name, _, _ in bench.COLUMNS)
