@@ -101,6 +101,28 @@ def run_ort(model: onnx.ModelProto, feeds) -> dict[str, np.ndarray]:
     return dict(zip(names, ort_io.run(session, feeds, names)))
 
 
+def compare_arrays(name: str, got, ref, rtol: float, atol: float) -> Comparison:
+    """``max|got - ref| <= atol + rtol * max|ref|``, in float64; a shape mismatch fails."""
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64)
+    if g.shape != r.shape:
+        return Comparison(f"{name} shape {g.shape} != {r.shape}", float("inf"), 0.0, False)
+    err = float(np.max(np.abs(g - r))) if r.size else 0.0
+    allowed = atol + rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
+    return Comparison(name, err, allowed, bool(err <= allowed))
+
+
+def compare_all(got: dict, want: dict, rtol: float, atol: float) -> Report:
+    """:func:`compare_arrays` for every name in ``want``; a name missing from ``got`` fails."""
+    report = Report()
+    for name, ref in want.items():
+        if name not in got:
+            report.items.append(Comparison(name, float("inf"), 0.0, False))
+        else:
+            report.items.append(compare_arrays(name, got[name], ref, rtol, atol))
+    return report
+
+
 def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=()) -> Report:
     """Compare every output of ``model`` (run in ORT) with eager autograd on the same inputs."""
     got = run_ort(model, feeds_for(model, module, inputs, targets))
@@ -108,15 +130,5 @@ def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=
     report = Report()
     for name, ref in want.items():
         rtol, atol = TOLERANCES[ref.dtype]
-        if name not in got:
-            report.items.append(Comparison(name, float("inf"), 0.0, False))
-            continue
-        g = np.asarray(got[name], dtype=np.float64)
-        r = to_numpy(ref).astype(np.float64)
-        if g.shape != r.shape:
-            report.items.append(Comparison(f"{name} shape {g.shape} != {r.shape}", float("inf"), 0.0, False))
-            continue
-        err = float(np.max(np.abs(g - r))) if r.size else 0.0
-        allowed = atol + rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
-        report.items.append(Comparison(name, err, allowed, bool(err <= allowed)))
+        report.items += compare_all(got, {name: to_numpy(ref)}, rtol, atol).items
     return report

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 import models
 import rewrite
 from models.train import SGD, Adam, Trainer, check_training_graph, load_checkpoint_arrays
-from models.verify import TOLERANCES, to_numpy
+from models.verify import TOLERANCES, compare_all, to_numpy
 from models.zoo import elu_mlp, example_batch
 
 BATCH = 16
@@ -48,11 +48,8 @@ def _np(batch):
 
 def _assert_close(got: dict, want: dict, what: str):
     assert sorted(got) == sorted(want)
-    for name, ref in want.items():
-        ref = np.asarray(ref, np.float64)
-        err = float(np.max(np.abs(np.asarray(got[name], np.float64) - ref)))
-        allowed = ATOL + RTOL * float(np.max(np.abs(ref)))
-        assert err <= allowed, f"{what} {name}: max abs err {err:.3g} > allowed {allowed:.3g}"
+    report = compare_all(got, want, RTOL, ATOL)
+    assert report.ok, f"{what}:\n{report}"
 
 
 def _torch_train(make_opt, batches):

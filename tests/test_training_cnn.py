@@ -14,7 +14,7 @@ import models
 import rewrite
 from models.train import SGD, Adam, Trainer
 from models.train_digits import epoch_batches, load_digits
-from models.verify import TOLERANCES, to_numpy
+from models.verify import TOLERANCES, compare_all, to_numpy
 from models.zoo import IMAGE_SHAPE, elu_cnn
 
 pytest.importorskip("sklearn")
@@ -99,11 +99,8 @@ def _init() -> dict[str, np.ndarray]:
 
 def _assert_close(got: dict, want: dict, what: str):
     assert sorted(got) == sorted(want)
-    for name, ref in want.items():
-        ref = np.asarray(ref, np.float64)
-        err = float(np.max(np.abs(np.asarray(got[name], np.float64) - ref)))
-        allowed = ATOL + RTOL * float(np.max(np.abs(ref)))
-        assert err <= allowed, f"{what} {name}: max abs err {err:.3g} > allowed {allowed:.3g}"
+    report = compare_all(got, want, RTOL, ATOL)
+    assert report.ok, f"{what}:\n{report}"
 
 
 def _torch_train(make_opt, batches):

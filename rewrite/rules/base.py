@@ -158,3 +158,40 @@ def common_checks(view: GraphView, site: Site, intermediates) -> str | None:
 def elu_alpha(node: gs.Node) -> np.float32:
     alpha = node.attrs.get("alpha")
     return np.float32(1.0 if alpha is None else alpha)
+
+
+def where_operands(view: GraphView, site: Site, caps: dict, operand, operand_op: str, grad):
+    """The shared operand checks of the ``Where(cmp(T, 0), Mul(dY, f(T)), dY)`` rules.
+
+    Resolves (through the Cast wrappers of fp16/bf16 sites) the compared tensor, the tensor
+    ``operand`` that the ``operand_op`` node reads, and the gradient in the Mul and in the
+    else branch. Returns ``(compared, grads, None)`` when the two T and the two dY agree,
+    else ``(None, None, reason)``.
+    """
+    compared = source(view, site, caps["compared"])
+    read = source(view, site, operand)
+    dy_mul = source(view, site, grad)
+    dy_else = source(view, site, caps["else_"])
+    if site.caps["wrapped"] and any(t is None for t in (compared, read, dy_mul, dy_else)):
+        return None, None, (
+            f"a {site.dtype} site needs every input to be Cast(.., to=FLOAT) of a {site.dtype} tensor"
+        )
+    if read is not compared:
+        return None, None, (
+            f"{operand_op} reads {read.name}, which is not the compared tensor {compared.name}"
+        )
+    if dy_mul is not dy_else:
+        return None, None, (
+            f"the Mul's gradient {dy_mul.name} is not the Where's else branch {dy_else.name}"
+        )
+    return compared, dy_mul, None
+
+
+def where_intermediates(site: Site, caps: dict, operand_node: gs.Node) -> list:
+    """Tensors a ``Where`` site computes on the way (they must have no other consumers)."""
+    tensors = [caps["cmp"].outputs[0], operand_node.outputs[0]] + [
+        n.outputs[0] for n in site.nodes if n.op == "Mul"
+    ]
+    if site.caps["wrapped"]:
+        tensors.append(site.root.outputs[0])
+    return tensors

@@ -27,8 +27,9 @@ from rewrite.rules.base import (
     elu_grad_node,
     mul_factors,
     resolve_precision,
-    source,
     split_factors,
+    where_intermediates,
+    where_operands,
     where_parts,
 )
 
@@ -65,16 +66,9 @@ def check(view: GraphView, site: Site) -> str | None:
         )
     exp = exp_nodes[0]
     site.nodes.append(exp)
-    x_cmp = source(view, site, caps["compared"])
-    x_exp = source(view, site, exp.inputs[0])
-    dy_mul = source(view, site, grads[0])
-    dy_else = source(view, site, caps["else_"])
-    if site.caps["wrapped"] and any(t is None for t in (x_cmp, x_exp, dy_mul, dy_else)):
-        return f"a {site.dtype} site needs every input to be Cast(.., to=FLOAT) of a {site.dtype} tensor"
-    if x_exp is not x_cmp:
-        return f"Exp reads {x_exp.name}, which is not the compared tensor {x_cmp.name}"
-    if dy_mul is not dy_else:
-        return f"the Mul's gradient {dy_mul.name} is not the Where's else branch {dy_else.name}"
+    x_cmp, dy_mul, reason = where_operands(view, site, caps, exp.inputs[0], "Exp", grads[0])
+    if reason:
+        return reason
     elu = view.find_consumer(x_cmp, "Elu")
     if elu is None:
         return f"{x_cmp.name} does not feed an Elu node"
@@ -83,11 +77,7 @@ def check(view: GraphView, site: Site) -> str | None:
     if multiplier != alpha:
         return f"Elu {elu.name or elu.outputs[0].name} has alpha {float(alpha)!r}, the multiplier is {float(multiplier)!r}"
     site.grads, site.activations, site.alpha = dy_mul, elu.outputs[0], float(alpha)
-    intermediates = [caps["cmp"].outputs[0], exp.outputs[0]] + [
-        n.outputs[0] for n in site.nodes if n.op == "Mul"
-    ]
-    if site.caps["wrapped"]:
-        intermediates.append(site.root.outputs[0])
+    intermediates = where_intermediates(site, caps, exp)
     reason = common_checks(view, site, intermediates)
     if reason:
         return reason

@@ -24,8 +24,9 @@ from rewrite.rules.base import (
     elu_grad_node,
     mul_factors,
     resolve_precision,
-    source,
     split_factors,
+    where_intermediates,
+    where_operands,
     where_parts,
 )
 
@@ -77,16 +78,9 @@ def check(view: GraphView, site: Site) -> str | None:
         return f"the Mul has an extra constant factor {float(extra)!r}"
     add, y_add, alpha_add = add_parts[0]
     site.nodes.append(add)
-    y_cmp = source(view, site, caps["compared"])
-    y_add = source(view, site, y_add)
-    dy_mul = source(view, site, grads[0])
-    dy_else = source(view, site, caps["else_"])
-    if site.caps["wrapped"] and any(t is None for t in (y_cmp, y_add, dy_mul, dy_else)):
-        return f"a {site.dtype} site needs every input to be Cast(.., to=FLOAT) of a {site.dtype} tensor"
-    if y_add is not y_cmp:
-        return f"Add reads {y_add.name}, which is not the compared tensor {y_cmp.name}"
-    if dy_mul is not dy_else:
-        return f"the Mul's gradient {dy_mul.name} is not the Where's else branch {dy_else.name}"
+    y_cmp, dy_mul, reason = where_operands(view, site, caps, y_add, "Add", grads[0])
+    if reason:
+        return reason
     elu = view.producer_op(y_cmp, "Elu")
     if elu is None:
         return f"{y_cmp.name} is not the output of an Elu node"
@@ -94,11 +88,7 @@ def check(view: GraphView, site: Site) -> str | None:
     if alpha_add != alpha:
         return f"Elu {elu.name or elu.outputs[0].name} has alpha {float(alpha)!r}, the Add adds {float(alpha_add)!r}"
     site.grads, site.activations, site.alpha = dy_mul, elu.outputs[0], float(alpha)
-    intermediates = [caps["cmp"].outputs[0], add.outputs[0]] + [
-        n.outputs[0] for n in site.nodes if n.op == "Mul"
-    ]
-    if site.caps["wrapped"]:
-        intermediates.append(site.root.outputs[0])
+    intermediates = where_intermediates(site, caps, add)
     reason = common_checks(view, site, intermediates)
     if reason:
         return reason
