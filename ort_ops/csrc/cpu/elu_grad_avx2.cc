@@ -86,22 +86,18 @@ ORTOPS_AVX2 void F16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n
   EluGradScalar<Float16>(g + i, a + i, y + i, n - i, alpha);
 }
 
+// float32 -> bfloat16 bits (in the low half of each lane), rounding to nearest even. NaN lanes
+// are not handled here: the loop redoes blocks holding a NaN with the scalar conversion.
+ORTOPS_AVX2 inline __m256i RoundToBFloat16Bits(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i bias = _mm256_add_epi32(
+      _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
+  return _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
+}
+
 // bfloat16 -> float32 is a 16-bit shift: interleaving zeros below the 16-bit values gives the
 // float32 bits of elements {0-3, 8-11} (low) and {4-7, 12-15} (high) with no cross-lane
 // shuffle; packing the two results with packus restores the element order.
-ORTOPS_AVX2 inline __m256i RoundToBFloat16Bits(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i high = _mm256_srli_epi32(u, 16);
-  const __m256i bias =
-      _mm256_add_epi32(_mm256_and_si256(high, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
-  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
-  const __m256i nan = _mm256_or_si256(_mm256_and_si256(high, _mm256_set1_epi32(0x8000)),
-                                      _mm256_set1_epi32(0x7fc0));
-  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rounded),
-                                              _mm256_castsi256_ps(nan),
-                                              _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
-
 ORTOPS_AVX2 void BF16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n, float alpha,
                       bool streaming) {
   const __m256 va = _mm256_set1_ps(alpha);
@@ -120,6 +116,10 @@ ORTOPS_AVX2 void BF16(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t 
                              _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, av)), va);
     const __m256 hi = Select(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, gv)),
                              _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, av)), va);
+    if (AnyNan(_mm256_add_ps(lo, hi))) {  // a NaN in either half: redo the block exactly
+      EluGradScalar<BFloat16>(g + i, a + i, y + i, 2 * kLanes, alpha);
+      continue;
+    }
     const __m256i packed = _mm256_packus_epi32(RoundToBFloat16Bits(lo), RoundToBFloat16Bits(hi));
     if (streaming) {
       _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), packed);
