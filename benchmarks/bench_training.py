@@ -31,17 +31,20 @@ from models.train import SGD, Trainer  # noqa: E402
 from models.zoo import elu_mlp  # noqa: E402
 
 
-def steps_per_second(step, batches, warmup: int, repeats: int) -> float:
-    """Best of ``repeats`` timed passes over ``batches`` (after ``warmup`` steps)."""
-    for b in batches[:warmup]:
-        step(b)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for b in batches:
+def interleaved_steps_per_second(steppers: dict, batches: dict, warmup: int, repeats: int) -> dict:
+    """Best-of-``repeats`` steps/s per contender, the contenders' timed passes interleaved
+    (A B C A B C ...) so that slow drifts of a shared machine hit them all alike."""
+    for name, step in steppers.items():
+        for b in batches[name][:warmup]:
             step(b)
-        best = min(best, time.perf_counter() - t0)
-    return len(batches) / best
+    best = {name: float("inf") for name in steppers}
+    for _ in range(repeats):
+        for name, step in steppers.items():
+            t0 = time.perf_counter()
+            for b in batches[name]:
+                step(b)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return {name: len(batches[name]) / seconds for name, seconds in best.items()}
 
 
 def bench_config(hidden: tuple[int, ...], args) -> dict[str, float]:
@@ -63,10 +66,8 @@ def bench_config(hidden: tuple[int, ...], args) -> dict[str, float]:
             so.intra_op_num_threads = args.threads
         return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
-    results = {}
-    for name, graph in (("ort_fused", fused), ("ort_unfused", unfused)):
-        trainer = Trainer(graph, init, opt, session_factory=factory, progress=False)
-        results[name] = steps_per_second(trainer.step, batches, 5, args.repeats)
+    steppers = {name: Trainer(graph, init, opt, session_factory=factory, progress=False).step
+                for name, graph in (("ort_fused", fused), ("ort_unfused", unfused))}
 
     tmod = elu_mlp(hidden=hidden, seed=0)
     topt = torch.optim.SGD(tmod.parameters(), lr=1e-3, momentum=0.9)
@@ -79,7 +80,9 @@ def bench_config(hidden: tuple[int, ...], args) -> dict[str, float]:
         topt.step()
         return loss.item()
 
-    results["torch_eager"] = steps_per_second(torch_step, tbatches, 5, args.repeats)
+    steppers["torch_eager"] = torch_step
+    inputs = {"ort_fused": batches, "ort_unfused": batches, "torch_eager": tbatches}
+    results = interleaved_steps_per_second(steppers, inputs, 5, args.repeats)
     return results
 
 
@@ -89,14 +92,14 @@ def main(argv=None) -> int:
     p.add_argument("--hidden", action="append",
                    help="comma-separated hidden widths; repeat for several configurations")
     p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=0, help="intra-op threads for ORT and torch (0: default)")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     configs = [tuple(int(w) for w in h.split(",")) for h in (args.hidden or ["1024", "1024,1024"])]
     print(f"ELU MLP training, batch {args.batch}, SGD momentum, {args.steps} steps x best of "
-          f"{args.repeats}, threads {args.threads or 'default'}; onnxruntime {ort.__version__}, "
+          f"{args.repeats} interleaved passes, threads {args.threads or 'default'}; onnxruntime {ort.__version__}, "
           f"torch {torch.__version__}")
     for hidden in configs:
         results = bench_config(hidden, args)
