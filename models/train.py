@@ -12,11 +12,12 @@ optionally ``rewrite.fuse_elu_grad``) produces: data inputs, then parameter inpu
 the parameters; outputs ``loss`` and ``grad.<param>``. It is checked against the initial
 parameters before anything runs (:func:`check_training_graph`, raising ``ValueError``).
 
-Each step runs two sessions with IOBinding: the training graph (parameters bound as inputs,
-gradients bound to preallocated outputs) and the optimizer's update graph
-(:mod:`models.train_optim`, one graph for all parameters) writing the new parameters and state
-into a second set of preallocated values; the two sets swap every step. Only the batch goes in
-and the scalar loss comes out. With ``device="cann"`` these values live on the NPU.
+Each step is one ORT run with IOBinding of the step graph (:mod:`models.step_graph`): the
+training graph followed by the optimizer's update graph (:mod:`models.train_optim`, one graph
+for all parameters). Parameters and optimizer state are bound as inputs, gradients to
+preallocated outputs, and the new parameters and state to a second set of preallocated values;
+the two sets swap every step. Only the batch goes in and the scalar loss comes out. With
+``device="cann"`` these values live on the NPU.
 
 Sessions come from ``session_factory(model) -> InferenceSession`` (default: the op library
 registered, ``providers`` or the CPU EP); plug in ``cann_ep.session`` for the CANN EP.
@@ -48,6 +49,7 @@ import onnx
 import onnxruntime as ort
 
 import ort_ops
+from models.step_graph import build_step_graph
 from models.train_optim import SGD, Adam, Optimizer, from_config
 
 LOSS_NAME = "loss"  # the names models.export uses (not imported: that module needs torch)
@@ -174,8 +176,8 @@ class Trainer:
         self.step_count = 0
         factory = session_factory or cpu_session_factory(providers)
         self.update_graph = optimizer.build_graph(self.shapes, self.dtype)
-        self.train_session = factory(graph)
-        self.update_session = factory(self.update_graph)
+        self.step_graph = build_step_graph(graph, self.update_graph, self.names)
+        self.session = factory(self.step_graph)
         self._grads = {n: self._alloc(self.shapes[n]) for n in self.names}
         loss_shape = _shape(next(o for o in graph.graph.output if o.name == LOSS_NAME)) or ()
         self._loss = ort.OrtValue.ortvalue_from_shape_and_type(list(loss_shape), self.dtype)
@@ -202,22 +204,17 @@ class Trainer:
         nxt = {k: self._alloc(self.shapes[k.split(".", 1)[1] if k not in self.names else k]) for k in keys}
         self._sets = [cur, nxt]
         self._state_keys = list(state)
-        self._train_bindings, self._update_bindings = [], []
+        self._bindings = []
         for parity in (0, 1):
             src, dst = self._sets[parity], self._sets[1 - parity]
-            tb = self.train_session.io_binding()
-            for n in self.names:
-                tb.bind_ortvalue_input(n, src[n])
-                tb.bind_ortvalue_output(GRAD_PREFIX + n, self._grads[n])
-            tb.bind_ortvalue_output(LOSS_NAME, self._loss)
-            ub = self.update_session.io_binding()
+            b = self.session.io_binding()
             for k in keys:
-                ub.bind_ortvalue_input(k, src[k])
-                ub.bind_ortvalue_output("new." + k, dst[k])
+                b.bind_ortvalue_input(k, src[k])
+                b.bind_ortvalue_output("new." + k, dst[k])
             for n in self.names:
-                ub.bind_ortvalue_input(GRAD_PREFIX + n, self._grads[n])
-            self._train_bindings.append(tb)
-            self._update_bindings.append(ub)
+                b.bind_ortvalue_output(GRAD_PREFIX + n, self._grads[n])
+            b.bind_ortvalue_output(LOSS_NAME, self._loss)
+            self._bindings.append(b)
 
     def _check_batch(self, batch) -> dict[str, np.ndarray]:
         if isinstance(batch, Mapping):
@@ -249,29 +246,22 @@ class Trainer:
         """One training step on ``batch`` (arrays in graph data-input order, or a dict)."""
         feeds = self._check_batch(batch)
         parity = self.step_count % 2
-        tb, ub = self._train_bindings[parity], self._update_bindings[parity]
+        b = self._bindings[parity]
         # Inputs are re-bound every step: when a value's device differs from where the session
         # consumes it, IOBinding copies it at bind time (a snapshot, not a reference).
         src = self._sets[parity]
-        for n in self.names:
-            tb.bind_ortvalue_input(n, src[n])
-        for n, a in feeds.items():
-            tb.bind_cpu_input(n, a)
-        tb.synchronize_inputs()  # syncs the EPs of the inputs' consumers (a no-op for CANN, see above)
-        self.train_session.run_with_iobinding(tb)
-        tb.synchronize_outputs()
         for k in self.names + self._state_keys:
-            ub.bind_ortvalue_input(k, src[k])
-        for n in self.names:
-            ub.bind_ortvalue_input(GRAD_PREFIX + n, self._grads[n])
-        # bind_cpu_input wraps the arrays' memory: keep them alive until the runs are done.
+            b.bind_ortvalue_input(k, src[k])
+        for n, a in feeds.items():
+            b.bind_cpu_input(n, a)
+        # bind_cpu_input wraps the arrays' memory: keep them alive until the run is done.
         scalars = {n: np.array(v, dtype=self.dtype)
                    for n, v in self.optimizer.step_scalars(self.step_count + 1).items()}
         for n, a in scalars.items():
-            ub.bind_cpu_input(n, a)
-        ub.synchronize_inputs()
-        self.update_session.run_with_iobinding(ub)
-        ub.synchronize_outputs()
+            b.bind_cpu_input(n, a)
+        b.synchronize_inputs()  # syncs the EPs of the inputs' consumers (a no-op for CANN, see above)
+        self.session.run_with_iobinding(b)
+        b.synchronize_outputs()
         self.step_count += 1
         return float(self._loss.numpy().reshape(()))
 
@@ -358,8 +348,7 @@ class Trainer:
         self.step_count = int(meta["step"])
         if self.step_count % 2:
             self._sets.reverse()
-            self._train_bindings.reverse()
-            self._update_bindings.reverse()
+            self._bindings.reverse()
 
 
 def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:

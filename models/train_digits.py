@@ -14,7 +14,8 @@ write ``curves.json`` and ``loss_curves.png``.
 
 With ``--ep cann`` the parameters and the optimizer state live on the NPU (``Trainer(...,
 device="cann")``; ``--device cpu`` keeps them in host memory and binds them every step), and
-both sessions (training graph, optimizer update graph) are CANN EP sessions.
+the step's one session (training graph and optimizer update, ``models.step_graph``) is a CANN EP
+session.
 
 CNN on CANN: onnxruntime-cann 1.24.4 claims the graph's Conv nodes (forward, with bias, and the
 two weight gradients, without), sent as the ACL op ``Conv2D``; ConvTranspose, MaxPool and the
