@@ -1,6 +1,8 @@
 // The EluGrad op definition every EP's kernels share: name, dtypes, the alpha attribute.
 #pragma once
 
+#include <vector>
+
 #include "common/element_type.h"
 #include "common/elu_grad_io.h"
 #include "common/ort_api.h"
@@ -28,5 +30,15 @@ struct EluGradOp : Ort::CustomOpBase<EluGradOp<T, Kernel>, Kernel, /*WithStatus=
  private:
   const char* execution_provider_;
 };
+
+// One EP's EluGrad ops, one per element type; `Kernel<T>` is that EP's kernel.
+template <template <typename> class Kernel>
+const std::vector<const OrtCustomOp*>& EluGradOps(const char* execution_provider) {
+  static const EluGradOp<Float32, Kernel<Float32>> f32{execution_provider};
+  static const EluGradOp<Float16, Kernel<Float16>> f16{execution_provider};
+  static const EluGradOp<BFloat16, Kernel<BFloat16>> bf16{execution_provider};
+  static const std::vector<const OrtCustomOp*> ops{&f32, &f16, &bf16};
+  return ops;
+}
 
 }  // namespace ortops

@@ -80,11 +80,7 @@ struct Kernel {
 }  // namespace
 
 const std::vector<const OrtCustomOp*>& Ops() {
-  static const EluGradOp<Float32, Kernel<Float32>> f32{kProvider};
-  static const EluGradOp<Float16, Kernel<Float16>> f16{kProvider};
-  static const EluGradOp<BFloat16, Kernel<BFloat16>> bf16{kProvider};
-  static const std::vector<const OrtCustomOp*> ops{&f32, &f16, &bf16};
-  return ops;
+  return EluGradOps<Kernel>(kProvider);
 }
 
 }  // namespace ortops::cpu
