@@ -32,6 +32,20 @@ def use_simulator(force: bool = False) -> bool:
     return True
 
 
+def device_count() -> int:
+    """Number of NPUs the ACL runtime (real or simulated) reports (``aclrtGetDeviceCount``)."""
+    import ctypes
+
+    if not real_cann_present() and not _simulated:
+        use_simulator()
+    lib = ctypes.CDLL("libascendcl.so", mode=ctypes.RTLD_GLOBAL)
+    count = ctypes.c_uint32(0)
+    rc = lib.aclrtGetDeviceCount(ctypes.byref(count))
+    if rc != 0:
+        raise RuntimeError(f"aclrtGetDeviceCount failed with ACL error {rc}")
+    return int(count.value)
+
+
 def simulated() -> bool:
     """The simulator was loaded by this process."""
     return _simulated

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import onnx
 
 import ort_ops
-from cann_ep.runtime import PROVIDER, real_cann_present, simulated, use_simulator
+from cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, use_simulator
 from ort_ops.profiling import NodeRun, enable, node_runs
 
 __all__ = ["PROVIDER", "default_provider_options", "node_runs", "session", "NodeRun"]
@@ -32,6 +32,8 @@ def session(
 
     Loads the ACL simulator first when no real CANN toolkit is present. ``profile_prefix``
     turns on ORT profiling (then ``node_runs(session)`` tells which provider ran each node).
+    ``device_id`` must name an existing NPU (``ValueError`` otherwise: onnxruntime would fall
+    back to a CPU-only session); a session that did not get the CANN EP raises ``RuntimeError``.
     """
     import onnxruntime as ort
 
@@ -45,10 +47,33 @@ def session(
     so = ort_ops.register(session_options if session_options is not None else ort.SessionOptions())
     if profile_prefix is not None:
         enable(so, profile_prefix)
+    provider_options = dict(provider_options or {})
+    device_id = check_device_id(provider_options.pop("device_id", device_id))
     options = default_provider_options(device_id)
-    options.update({k: str(v) for k, v in (provider_options or {}).items()})
+    options.update({k: str(v) for k, v in provider_options.items()})
     if isinstance(model, onnx.ModelProto):
         model = model.SerializeToString()
     elif isinstance(model, os.PathLike):
         model = os.fspath(model)
-    return ort.InferenceSession(model, so, providers=[(PROVIDER, options), "CPUExecutionProvider"])
+    sess = ort.InferenceSession(model, so, providers=[(PROVIDER, options), "CPUExecutionProvider"])
+    if PROVIDER not in sess.get_providers():
+        raise RuntimeError(f"onnxruntime created the session without {PROVIDER} (providers: "
+                           f"{sess.get_providers()}); see its error message above")
+    return sess
+
+
+def check_device_id(device_id) -> int:
+    """``device_id`` as an int if it names an NPU of this machine, else ``ValueError``/``TypeError``
+    naming the id and the number of devices."""
+    if isinstance(device_id, bool) or not isinstance(device_id, (int, str)):
+        raise TypeError(f"device_id must be an int, got {type(device_id).__name__} {device_id!r}")
+    try:
+        value = int(device_id)
+    except ValueError:
+        raise ValueError(f"device_id {device_id!r} is not an integer") from None
+    count = device_count()
+    if not 0 <= value < count:
+        have = {0: "none", 1: "device id 0"}.get(count, f"device ids 0 to {count - 1}")
+        raise ValueError(f"device_id {value} does not exist: the ACL runtime reports {count} NPU(s) "
+                         f"({have})")
+    return value

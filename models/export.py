@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -42,6 +41,7 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 
 from models import conv_backward
 from ort_ops.domain import IR_VERSION
+from ort_ops.files import atomic_write_bytes
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
 LOSS_NAME = "loss"
@@ -332,18 +332,5 @@ def _drop_metadata(model: onnx.ModelProto, key: str) -> None:
 
 
 def save_atomic(model: onnx.ModelProto, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path`` via a temporary file + ``os.replace`` (no partial file)."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(model.SerializeToString())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``model`` to ``path`` atomically, with the umask's permissions (no partial file)."""
+    atomic_write_bytes(path, model.SerializeToString())

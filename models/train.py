@@ -39,9 +39,9 @@ calls async copies with memory not from ``aclrtMallocHost`` unpredictable on tra
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -49,15 +49,37 @@ import onnx
 import onnxruntime as ort
 
 import ort_ops
+from models.label_ranges import check_labels, label_ranges
 from models.step_graph import build_step_graph
 from models.train_optim import SGD, Adam, Optimizer, from_config
+from ort_ops.files import atomic_write
 
 LOSS_NAME = "loss"  # the names models.export uses (not imported: that module needs torch)
 GRAD_PREFIX = "grad."
 CHECKPOINT_FORMAT = 1
 
-__all__ = ["Adam", "SGD", "Optimizer", "Trainer", "check_training_graph", "cpu_session_factory",
-           "load_checkpoint_arrays"]
+__all__ = ["Adam", "CheckpointError", "NonFiniteLossError", "SGD", "Optimizer", "Trainer",
+           "check_training_graph", "cpu_session_factory", "load_checkpoint_arrays"]
+
+NONFINITE_POLICIES = ("raise", "skip")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be read or does not fit the trainer (the message names the
+    file and what is wrong). The trainer it was loaded into is unchanged."""
+
+
+class NonFiniteLossError(FloatingPointError):
+    """A training step whose loss is NaN or infinite; the trainer keeps the parameters and
+    optimizer state from before that step (its update is discarded)."""
+
+    def __init__(self, step: int, loss: float):
+        self.step, self.loss = step, loss
+        super().__init__(
+            f"the loss is {loss} at training step {step}: its update was discarded and the parameters "
+            f"and optimizer state are those after step {step - 1}. Non-finite values in the batch or "
+            "a learning rate that is too high are the usual causes; Trainer(on_nonfinite='skip') "
+            "skips such steps instead of raising")
 
 SessionFactory = Callable[[onnx.ModelProto], ort.InferenceSession]
 
@@ -143,7 +165,9 @@ class Trainer:
     ``params``: initial values ``name -> array`` (copied). ``session_factory`` or
     ``providers`` choose the execution providers (default CPU). ``device``/``device_id``:
     where parameters, gradients and optimizer state live (``"cpu"``, ``"cann"``, ...).
-    ``progress``: ``None`` shows a bar only when stderr is a terminal.
+    ``progress``: ``None`` shows a bar only when stderr is a terminal. ``on_nonfinite``: what a
+    step whose loss is NaN/inf does: ``"raise"`` :class:`NonFiniteLossError` or ``"skip"`` it
+    (counted in ``skipped_steps``); either way its update is discarded.
     """
 
     def __init__(
@@ -157,6 +181,7 @@ class Trainer:
         device: str = "cpu",
         device_id: int = 0,
         progress: bool | None = None,
+        on_nonfinite: str = "raise",
     ):
         if not isinstance(graph, onnx.ModelProto):
             graph = onnx.load(os.fspath(graph))
@@ -164,9 +189,15 @@ class Trainer:
             raise TypeError(f"optimizer must be an SGD or Adam instance, got {type(optimizer).__name__}")
         if session_factory is not None and providers is not None:
             raise ValueError("pass session_factory or providers, not both")
+        if on_nonfinite not in NONFINITE_POLICIES:
+            raise ValueError(f"on_nonfinite must be one of {NONFINITE_POLICIES}, got {on_nonfinite!r}")
+        self.on_nonfinite = on_nonfinite
+        self.skipped_steps = 0
         params = {n: np.asarray(a) for n, a in params.items()}
         self.data_inputs = check_training_graph(graph, params)
+        self.training_graph = graph
         self._data_specs = {i.name: i for i in graph.graph.input if i.name in self.data_inputs}
+        self._label_ranges = label_ranges(graph, self.data_inputs)
         self.names = list(params)
         self.shapes = {n: a.shape for n, a in params.items()}
         self.dtype = next(iter(params.values())).dtype
@@ -183,7 +214,8 @@ class Trainer:
         self._loss = ort.OrtValue.ortvalue_from_shape_and_type(list(loss_shape), self.dtype)
         state = {f"{slot}.{n}": np.zeros(self.shapes[n], self.dtype)
                  for slot in optimizer.slots for n in self.names}
-        self._set_values(params, state)
+        self._sets, self._bindings = self._make_values(params, state)
+        self._state_keys = list(state)
 
     # -- values and bindings -------------------------------------------------------------
     def _alloc(self, shape) -> ort.OrtValue:
@@ -197,16 +229,15 @@ class Trainer:
         array = np.array(array, dtype=self.dtype, order="C", copy=True)
         return ort.OrtValue.ortvalue_from_numpy(array, self.device, self.device_id)
 
-    def _set_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]) -> None:
-        """(Re)create both value sets and their bindings from NumPy arrays."""
+    def _make_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]):
+        """Both value sets and their bindings from NumPy arrays (set 0 holds the values)."""
         keys = self.names + list(state)
         cur = {**{n: self._put(params[n]) for n in self.names}, **{k: self._put(v) for k, v in state.items()}}
         nxt = {k: self._alloc(self.shapes[k.split(".", 1)[1] if k not in self.names else k]) for k in keys}
-        self._sets = [cur, nxt]
-        self._state_keys = list(state)
-        self._bindings = []
+        sets = [cur, nxt]
+        bindings = []
         for parity in (0, 1):
-            src, dst = self._sets[parity], self._sets[1 - parity]
+            src, dst = sets[parity], sets[1 - parity]
             b = self.session.io_binding()
             for k in keys:
                 b.bind_ortvalue_input(k, src[k])
@@ -214,7 +245,8 @@ class Trainer:
             for n in self.names:
                 b.bind_ortvalue_output(GRAD_PREFIX + n, self._grads[n])
             b.bind_ortvalue_output(LOSS_NAME, self._loss)
-            self._bindings.append(b)
+            bindings.append(b)
+        return sets, bindings
 
     def _check_batch(self, batch) -> dict[str, np.ndarray]:
         if isinstance(batch, Mapping):
@@ -239,6 +271,7 @@ class Trainer:
             if a.dtype != want:
                 raise ValueError(f"batch input {n!r} has dtype {a.dtype}, the graph expects {want}")
             feeds[n] = np.ascontiguousarray(a)
+        check_labels(feeds, self._label_ranges)
         return feeds
 
     # -- training ------------------------------------------------------------------------
@@ -262,8 +295,15 @@ class Trainer:
         b.synchronize_inputs()  # syncs the EPs of the inputs' consumers (a no-op for CANN, see above)
         self.session.run_with_iobinding(b)
         b.synchronize_outputs()
+        loss = float(self._loss.numpy().reshape(()))
+        if not math.isfinite(loss):
+            # The update went to the other value set; not advancing keeps the current one.
+            if self.on_nonfinite == "raise":
+                raise NonFiniteLossError(self.step_count + 1, loss)
+            self.skipped_steps += 1
+            return loss
         self.step_count += 1
-        return float(self._loss.numpy().reshape(()))
+        return loss
 
     def fit(self, batches: Iterable, *, max_steps: int | None = None, progress: bool | None = None,
             desc: str = "train") -> list[float]:
@@ -272,6 +312,9 @@ class Trainer:
         Shows a tqdm bar with the loss when ``progress`` (default: the trainer's setting, else
         only when stderr is a terminal).
         """
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int)
+                                      or max_steps < 0):
+            raise ValueError(f"max_steps must be None or an int >= 0, got {max_steps!r}")
         from tqdm.auto import tqdm
 
         show = progress if progress is not None else self.progress
@@ -308,57 +351,114 @@ class Trainer:
         cur = self._current()
         return {k: np.array(cur[k].numpy()) for k in self._state_keys}
 
-    def save_checkpoint(self, path: str | os.PathLike) -> None:
-        """Write parameters, optimizer state and step to ``path`` (.npz) atomically."""
+    def save_checkpoint(self, path: str | os.PathLike, *, allow_nonfinite: bool = False) -> None:
+        """Write parameters, optimizer state and step to ``path`` (.npz) atomically: the file is
+        the old checkpoint or the new one, never a part (:func:`ort_ops.files.atomic_write`).
+
+        ``ValueError`` (and nothing written) when a parameter or state value is NaN/inf, unless
+        ``allow_nonfinite``: a diverged run must not replace a good checkpoint by accident.
+        """
         meta = {"format": CHECKPOINT_FORMAT, "step": self.step_count,
                 "optimizer": self.optimizer.config(), "params": self.names}
         arrays = {f"param/{n}": a for n, a in self.parameters().items()}
         arrays.update({f"state/{k}": a for k, a in self.optimizer_state().items()})
+        if not allow_nonfinite:
+            for key, a in arrays.items():
+                if not np.isfinite(a).all():
+                    raise ValueError(f"not saving {os.fspath(path)}: {key} holds {int((~np.isfinite(a)).sum())} "
+                                     f"non-finite value(s) at step {self.step_count} (pass allow_nonfinite=True "
+                                     "to save it anyway)")
         arrays["meta"] = np.array(json.dumps(meta))
-        path = os.fspath(path)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=os.path.dirname(os.path.abspath(path)))
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, lambda f: np.savez(f, **arrays))
 
     def load_checkpoint(self, path: str | os.PathLike) -> None:
-        """Resume from a checkpoint of the same graph and optimizer (``ValueError`` otherwise)."""
+        """Resume from a checkpoint of the same graph and optimizer.
+
+        All or nothing: names, shapes, dtypes and finiteness of every parameter and state value
+        are checked first; on any problem :class:`CheckpointError` (a ``ValueError``) names the
+        file and what is wrong, and the trainer is left as it was.
+        """
+        path = os.fspath(path)
         meta, params, state = load_checkpoint_arrays(path)
+
+        def bad(what: str) -> CheckpointError:
+            return CheckpointError(f"{path}: {what}")
+
         if meta["optimizer"] != json.loads(json.dumps(self.optimizer.config())):
-            raise ValueError(f"checkpoint optimizer {meta['optimizer']} differs from the trainer's "
-                             f"{self.optimizer.config()}")
+            raise bad(f"optimizer {meta['optimizer']} differs from the trainer's {self.optimizer.config()}")
         if sorted(params) != sorted(self.names):
-            raise ValueError(f"checkpoint parameters {sorted(params)} differ from {sorted(self.names)}")
-        for n in self.names:
-            if params[n].shape != self.shapes[n] or params[n].dtype != self.dtype:
-                raise ValueError(f"checkpoint parameter {n!r} is {params[n].dtype}{params[n].shape}, "
-                                 f"expected {self.dtype}{self.shapes[n]}")
+            raise bad(f"parameters {sorted(params)} differ from the trainer's {sorted(self.names)}")
         if sorted(state) != sorted(self._state_keys):
-            raise ValueError(f"checkpoint optimizer state {sorted(state)} differs from "
-                             f"{sorted(self._state_keys)}")
-        self.step_count = 0  # _set_values puts the values in set 0
-        self._set_values(params, state)
-        self.step_count = int(meta["step"])
-        if self.step_count % 2:
-            self._sets.reverse()
-            self._bindings.reverse()
+            raise bad(f"optimizer state {sorted(state)} differs from the trainer's {sorted(self._state_keys)}")
+        for kind, values in (("parameter", params), ("optimizer state", state)):
+            for key, a in values.items():
+                shape = self.shapes[key if kind == "parameter" else key.split(".", 1)[1]]
+                if a.shape != shape or a.dtype != self.dtype:
+                    raise bad(f"{kind} {key!r} is {a.dtype}{list(a.shape)}, expected {self.dtype}{list(shape)}")
+                if not np.isfinite(a).all():
+                    raise bad(f"{kind} {key!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
+        step = meta["step"]
+        sets, bindings = self._make_values(params, state)  # may fail: nothing is replaced yet
+        if step % 2:
+            sets.reverse()
+            bindings.reverse()
+        self._sets, self._bindings, self.step_count = sets, bindings, step
 
 
 def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """``(meta, params, optimizer state)`` from a checkpoint written by :meth:`Trainer.save_checkpoint`."""
-    with np.load(os.fspath(path), allow_pickle=False) as z:
-        if "meta" not in z.files:
-            raise ValueError(f"{os.fspath(path)} is not a training checkpoint (no 'meta' entry)")
-        meta = json.loads(str(z["meta"]))
+    """``(meta, params, optimizer state)`` from a checkpoint written by :meth:`Trainer.save_checkpoint`.
+
+    :class:`CheckpointError` naming the file and the problem for anything that is not such a
+    checkpoint (not a zip, truncated, corrupt entries, malformed metadata); ``FileNotFoundError``
+    if there is no file.
+    """
+    path = os.fspath(path)
+
+    def bad(what: str) -> CheckpointError:
+        return CheckpointError(f"{path}: not a training checkpoint: {what}")
+
+    try:
+        z = np.load(path, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile, zlib, NumPy and EOF errors alike
+        raise bad(f"cannot read it as .npz ({type(exc).__name__}: {exc})") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise bad("it holds a single array, not the .npz archive save_checkpoint writes")
+    with z:
+        files = set(z.files)
+        if "meta" not in files:
+            raise bad("no 'meta' entry")
+        try:
+            raw = z["meta"]
+            meta = json.loads(str(raw.reshape(()))) if raw.dtype.kind == "U" and raw.size == 1 else None
+        except Exception as exc:  # noqa: BLE001
+            raise bad(f"the 'meta' entry is unreadable ({type(exc).__name__}: {exc})") from None
+        if not isinstance(meta, dict):
+            raise bad("the 'meta' entry is not a JSON object")
         if meta.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"checkpoint format {meta.get('format')} is not {CHECKPOINT_FORMAT}")
-        params = {k[len("param/"):]: z[k] for k in z.files if k.startswith("param/")}
-        state = {k[len("state/"):]: z[k] for k in z.files if k.startswith("state/")}
+            raise bad(f"format {meta.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+        step = meta.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise bad(f"step {step!r} is not an int >= 0")
+        if not isinstance(meta.get("optimizer"), dict):
+            raise bad("no optimizer configuration in 'meta'")
+        names = meta.get("params")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise bad("no parameter list in 'meta'")
+        unknown = sorted(f for f in files if f != "meta" and not f.startswith(("param/", "state/")))
+        if unknown:
+            raise bad(f"unexpected entries {unknown}")
+        if sorted(names) != sorted(f[len("param/"):] for f in files if f.startswith("param/")):
+            raise bad(f"the parameters listed in 'meta' ({sorted(names)}) are not the ones stored")
+        arrays = {}
+        for key in sorted(files - {"meta"}):
+            try:
+                arrays[key] = z[key]
+            except Exception as exc:  # noqa: BLE001
+                raise bad(f"entry {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
+            if arrays[key].dtype.kind not in "fiu":
+                raise bad(f"entry {key!r} has dtype {arrays[key].dtype}, not a number type")
+    params = {k[len("param/"):]: a for k, a in arrays.items() if k.startswith("param/")}
+    state = {k[len("state/"):]: a for k, a in arrays.items() if k.startswith("state/")}
     return meta, params, state

@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 from models.train import SGD, Adam, Trainer
+from ort_ops.files import atomic_write, atomic_write_text
 
 AGREE_STEPS = 200
 AGREE_RTOL = 1e-4
@@ -203,18 +204,13 @@ def plot(curves: dict[str, list[float]], path: str, model: str = "mlp") -> bool:
     ax.set_title(f"ELU {model.upper()} on digits: PyTorch eager vs ONNX Runtime (EluGrad)")
     ax.legend()
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
     plt.close(fig)
     return True
 
 
 def write_json(obj, path):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(obj, indent=1))
 
 
 def run_cpu(args, data, files) -> int:

@@ -46,6 +46,12 @@ class Optimizer:
         """The scalar inputs for update number ``step`` (1-based)."""
         raise NotImplementedError
 
+    @staticmethod
+    def _check_step(step) -> int:
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
+            raise ValueError(f"optimizer step numbers start at 1, got {step!r}")
+        return int(step)
+
     def _update(self, nodes: list, name: str, p: str, g: str, state: dict[str, str],
                 const) -> tuple[str, dict[str, str]]:
         raise NotImplementedError
@@ -118,7 +124,7 @@ class SGD(Optimizer):
 
     def step_scalars(self, step: int) -> dict[str, float]:
         # First step: buf = g exactly (0 * zeros + 1 * g); then buf = momentum*buf + (1-damp)*g.
-        if step == 1:
+        if self._check_step(step) == 1:
             return {"sgd.mom": 0.0, "sgd.gscale": 1.0}
         return {"sgd.mom": self.momentum, "sgd.gscale": 1.0 - self.dampening}
 
@@ -162,6 +168,7 @@ class Adam(Optimizer):
                              f"{self.weight_decay}")
 
     def step_scalars(self, step: int) -> dict[str, float]:
+        step = self._check_step(step)
         beta1, beta2 = self.betas
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step

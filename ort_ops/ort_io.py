@@ -29,6 +29,20 @@ def to_ort_value(array: np.ndarray) -> ort.OrtValue:
     return ort.OrtValue.ortvalue_from_numpy(array)
 
 
+def to_ort_value_view(array: np.ndarray) -> ort.OrtValue:
+    """An OrtValue (CPU) over ``array``'s own memory (C-contiguous; not copied, at whatever
+    address it has): writes through the value show in the array. Keep the array alive."""
+    if not array.flags.c_contiguous:
+        raise ValueError("to_ort_value_view needs a C-contiguous array")
+    if array.dtype == _BF16:
+        value = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), TensorProto.BFLOAT16)
+    else:
+        value = ort.OrtValue.ortvalue_from_numpy(array)
+    if array.size and value.data_ptr() != array.ctypes.data:
+        raise RuntimeError("onnxruntime copied the array instead of wrapping it")
+    return value
+
+
 def to_numpy(value: ort.OrtValue) -> np.ndarray:
     """A NumPy copy of a CPU OrtValue; bfloat16 comes back as ``ml_dtypes.bfloat16``."""
     if value.data_type() == "tensor(bfloat16)":

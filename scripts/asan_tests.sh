@@ -15,10 +15,25 @@ cmake --build build/asan >> build/asan.log 2>&1 || { cat build/asan.log; exit 1;
 export ORTOPS_LIBRARY="$repo/build/asan/libortops.so"
 export ACLSIM_LIBRARY_DIR="$repo/build/asan/cann_ep/sim"
 export LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)"
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-.venv/bin/python -m pytest -q -p no:cacheprovider \
+# Reports go to files as well as stderr: pytest captures a test's stderr, and a sanitizer that
+# stops the process takes the captured text with it.
+logs="$repo/build/asan-logs"
+rm -rf "$logs" && mkdir -p "$logs"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$logs/asan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
+status=0
+run() {
+  "$@" || status=1
+  if compgen -G "$logs/*" > /dev/null; then
+    echo "== sanitizer reports (from $logs):"
+    cat "$logs"/*
+    rm -f "$logs"/*
+    status=1
+  fi
+}
+run .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/test_elu_grad_cpu.py tests/test_elu_grad_errors.py tests/test_demo.py "$@"
 if [ -x .venv-cann/bin/python ]; then
-  .venv-cann/bin/python -m pytest -q -p no:cacheprovider tests/cann "$@"
+  run .venv-cann/bin/python -m pytest -q -p no:cacheprovider tests/cann "$@"
 fi
+exit $status

@@ -38,3 +38,29 @@ def assert_bits_equal(actual: np.ndarray, expected: np.ndarray) -> None:
             f"{len(bad)} of {actual.size} elements differ; first at flat index {bad[0]}: "
             f"got {actual.reshape(-1)[bad[0]]!r}, expected {expected.reshape(-1)[bad[0]]!r}"
         )
+
+
+def at_offset(array: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """A copy of ``array`` whose data starts ``offset`` bytes into a fresh buffer (any address,
+    even one not aligned to the element size). Returns (the buffer, the view); keep both alive."""
+    raw = np.zeros(array.nbytes + offset + 1, np.uint8)
+    view = raw[offset:offset + array.nbytes].view(array.dtype).reshape(array.shape)
+    view[...] = array
+    return raw, view
+
+
+def run_elu_grad_bound(session, grads, activations, offsets=(0, 0, 0)) -> np.ndarray:
+    """EluGrad through IOBinding with the inputs and the output at the given byte offsets."""
+    keep = [at_offset(grads, offsets[0]), at_offset(activations, offsets[1]),
+            at_offset(np.zeros_like(grads), offsets[2])]
+    (_, g), (_, a), (_, y) = keep
+    binding = session.io_binding()
+    elem = {np.dtype(np.float32): np.float32, np.dtype(np.float16): np.float16}.get(g.dtype)
+    for name, view in (("grads", g), ("activations", a)):
+        binding.bind_ortvalue_input(name, ort_io.to_ort_value_view(view))
+    if elem is None:  # bfloat16: bound by its bits
+        binding.bind_ortvalue_output("y", ort_io.to_ort_value_view(y))
+    else:
+        binding.bind_output("y", "cpu", 0, elem, list(y.shape), y.ctypes.data)
+    session.run_with_iobinding(binding)
+    return y.copy()

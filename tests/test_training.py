@@ -150,7 +150,7 @@ def test_checkpoint_resume_equals_straight_through(graphs, tmp_path, split, opt_
 def test_checkpoint_of_another_optimizer_is_rejected(graphs, tmp_path):
     path = tmp_path / "ckpt.npz"
     Trainer(graphs["fused"], _init(), SGD(lr=0.1, momentum=0.9), progress=False).save_checkpoint(path)
-    with pytest.raises(ValueError, match="checkpoint optimizer"):
+    with pytest.raises(ValueError, match="optimizer .* differs from the trainer"):
         Trainer(graphs["fused"], _init(), Adam(), progress=False).load_checkpoint(path)
 
 

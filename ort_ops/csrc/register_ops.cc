@@ -71,6 +71,12 @@ OrtStatusPtr GetDomain(OrtCustomOpDomain** out) {
 }  // namespace
 }  // namespace ortops
 
+namespace {
+// Session config entry marking options the domain was added to (custom_op.<name>.<key> is ORT's
+// convention for entries that belong to a custom-op library).
+constexpr const char* kRegisteredKey = "custom_op.ortops.registered";
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL
 RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
   const OrtApi* api = api_base->GetApi(ORT_API_VERSION);
@@ -82,7 +88,14 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
     return oldest->CreateStatus(ORT_FAIL, message.c_str());
   }
   Ort::InitApi(api);
+  // Registering twice on one SessionOptions (reused options, or options passed on to a helper
+  // that registers too) must not add the domain twice: ORT would refuse the session with
+  // "Domain already set in registry". The options remember it in a session config entry.
+  int registered = 0;
+  ORTOPS_RETURN_IF_ERROR(api->HasSessionConfigEntry(options, kRegisteredKey, &registered));
+  if (registered) return nullptr;
   OrtCustomOpDomain* domain = nullptr;
   ORTOPS_RETURN_IF_ERROR(ortops::GetDomain(&domain));
-  return api->AddCustomOpDomain(options, domain);
+  ORTOPS_RETURN_IF_ERROR(api->AddCustomOpDomain(options, domain));
+  return api->AddSessionConfigEntry(options, kRegisteredKey, "1");
 }

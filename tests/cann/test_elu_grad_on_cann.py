@@ -68,11 +68,15 @@ def test_ranks_on_cann(dtype, rank, tmp_path):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-@pytest.mark.parametrize("alpha", [1.0, 0.5, 2.0, 0.0])
+@pytest.mark.parametrize("alpha", [1.0, 0.5, 2.0, 0.0, float("nan"), float("inf")])
 def test_alphas_and_edge_values_on_cann(dtype, alpha, tmp_path):
+    """Edge values (NaN, infinities, zeros) in every pair: NaN payloads follow the rule of
+    docs/ops/EluGrad.md (alpha = NaN and inf too), as the reference does."""
     np_dtype = ort_ops.dtypes.numpy_dtype(dtype)
-    edges = np.array([0.0, -0.0, 1.0, -1.0, -0.5, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3.5,
-                      -3.5], np.float32).astype(np_dtype)
+    payload_nans = np.array([0x7F812345, 0xFFA0BEEF, 0x7FC01234], np.uint32).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        edges = np.concatenate([np.array([0.0, -0.0, 1.0, -1.0, -0.5, np.inf, -np.inf, np.nan, 1e-30, -1e-30,
+                                          3.5, -3.5], np.float32), payload_nans]).astype(np_dtype)
     grads, activations = (x.ravel().copy() for x in np.meshgrid(edges, edges, indexing="ij"))
     check(dtype, (grads.size,), alpha, grads, activations, tmp_path)
     g, a = inputs((3, 33), dtype, seed=5)

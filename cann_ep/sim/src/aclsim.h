@@ -8,8 +8,10 @@ extern "C" {
 
 // Returns the named counter, or -1 for an unknown name. Names: live_allocations,
 // live_bytes, peak_bytes, total_allocations, leaks_detected, double_frees, invalid_frees,
-// overruns, errors, ops_launched, ops_executed, pageable_copies; "op:<op type>" is the number
-// of executed ops of that type (0 for a type that never ran).
+// overruns, errors, ops_launched, ops_executed, pageable_copies, copies_h2d, copies_d2h,
+// copies_d2d (aclrtMemcpy/aclrtMemcpyAsync calls by the memory they actually copy between; host
+// means ordinary or page-locked host memory), stream_syncs (aclrtSynchronizeStream/Device calls);
+// "op:<op type>" is the number of executed ops of that type (0 for a type that never ran).
 __attribute__((visibility("default"))) int64_t aclsimGetStat(const char* name);
 // Executed ops per op type, "Type=count,Type=count" sorted by type ("" when none ran). The
 // string belongs to the calling thread and stays valid until its next call.

@@ -32,7 +32,8 @@ ACLSIM_INTERNAL const char* dtype_name(aclDataType t);
 // ---- stats.cc: counters for tests (see aclsim.h) ----
 enum Stat {
   kLiveAllocations, kLiveBytes, kPeakBytes, kTotalAllocations, kLeaksDetected, kDoubleFrees,
-  kInvalidFrees, kOverruns, kErrors, kOpsLaunched, kOpsExecuted, kPageableCopies, kStatCount
+  kInvalidFrees, kOverruns, kErrors, kOpsLaunched, kOpsExecuted, kPageableCopies, kCopiesH2D, kCopiesD2H,
+  kCopiesD2D, kStreamSyncs, kStatCount
 };
 ACLSIM_INTERNAL void stat_add(Stat s, int64_t delta);
 ACLSIM_INTERNAL void stat_max(Stat s, int64_t value);
@@ -56,6 +57,8 @@ struct MemRange {
 ACLSIM_INTERNAL aclError classify(const void* p, size_t len, const char* what, MemRange* out);
 // Frees every tracked allocation, reporting each as a leak. Returns the number of leaks.
 ACLSIM_INTERNAL size_t report_and_release_leaks();
+// One line describing the live tracked allocations ("" when none): count, bytes, the first few.
+ACLSIM_INTERNAL std::string describe_live_allocations();
 
 // ---- stream.cc ----
 // A task runs on the stream's worker thread; it returns ACL_SUCCESS or an error code

@@ -29,6 +29,15 @@ const char* kind_name(aclrtMemcpyKind k) {
 
 bool is_device(const MemRange& r) { return r.kind == MemKind::kDevice; }
 
+// Counts a copy by the memory it moves between (whatever kind the caller declared).
+void count_copy(const MemRange& dst, const MemRange& src) {
+  if (is_device(dst)) {
+    stat_add(is_device(src) ? kCopiesD2D : kCopiesH2D, 1);
+  } else if (is_device(src)) {
+    stat_add(kCopiesD2H, 1);
+  }
+}
+
 // Validates a copy; on success fills the source range info (to decide on staging).
 aclError check_copy(const char* api, void* dst, size_t destMax, const void* src, size_t count,
                     aclrtMemcpyKind kind, MemRange* src_range) {
@@ -66,9 +75,13 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
                                          aclrtMemcpyKind kind) {
-  aclsim::MemRange s;
+  aclsim::MemRange s, d;
   aclError rc = aclsim::check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &s);
-  if (rc == ACL_SUCCESS && count > 0) std::memmove(dst, src, count);
+  if (rc == ACL_SUCCESS && count > 0) rc = aclsim::classify(dst, count, "aclrtMemcpy dst", &d);
+  if (rc == ACL_SUCCESS && count > 0) {
+    aclsim::count_copy(d, s);
+    std::memmove(dst, src, count);
+  }
   ACLSIM_TRACE("aclrtMemcpy(dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s) = %d", dst, destMax, src, count,
                aclsim::kind_name(kind), rc);
   return rc;
@@ -87,6 +100,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
     aclsim::MemRange d;
     if (count > 0) rc = aclsim::classify(dst, count, "aclrtMemcpyAsync dst", &d);
     pageable = count > 0 && (s.kind == aclsim::MemKind::kHost || d.kind == aclsim::MemKind::kHost);
+    if (rc == ACL_SUCCESS && count > 0) aclsim::count_copy(d, s);
     if (rc == ACL_SUCCESS) {
       rc = aclsim::enqueue(stream, label, [dst, src, count] {
         if (count > 0) std::memmove(dst, src, count);

@@ -4,7 +4,9 @@
 // pointer is 32-byte aligned. The simulator puts a 32-byte guard zone before the block and
 // fills [size, padded) after it with a guard pattern, checked on free and at aclFinalize.
 // Fresh device memory is filled with 0xCD (device memory is not zeroed).
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -182,6 +184,49 @@ aclError classify(const void* p, size_t len, const char* what, MemRange* out) {
   return ACL_SUCCESS;
 }
 
+namespace {
+
+std::string describe(const std::map<uintptr_t, Allocation>& blocks) {
+  if (blocks.empty()) return "";
+  size_t bytes = 0;
+  for (auto& kv : blocks) bytes += kv.second.size;
+  std::string list;
+  int shown = 0;
+  for (auto& kv : blocks) {
+    if (shown++ == 8) {
+      list += ", ...";
+      break;
+    }
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "%s%p (%zu bytes, %s, allocation #%llu)", shown > 1 ? ", " : "",
+                  reinterpret_cast<void*>(kv.first), kv.second.size, kind_name(kv.second.kind),
+                  static_cast<unsigned long long>(kv.second.serial));
+    list += buf;
+  }
+  return std::to_string(blocks.size()) + " allocation(s), " + std::to_string(bytes) + " bytes never freed: " + list;
+}
+
+// ACLSIM_LEAK_REPORT=1|fail (read at exit): report allocations still live when the process exits
+// (the CANN EP never calls aclFinalize, so this is where a leaked device pool shows); with "fail"
+// the process then exits with status 66 so a test or CI step fails.
+__attribute__((destructor)) void report_leaks_at_exit() {
+  const char* mode = std::getenv("ACLSIM_LEAK_REPORT");
+  if (mode == nullptr || *mode == '\0' || std::strcmp(mode, "0") == 0) return;
+  std::string live = describe_live_allocations();
+  if (live.empty()) return;
+  std::fprintf(stderr, "[aclsim] leak report at exit: %s\n", live.c_str());
+  std::fflush(stderr);
+  if (std::strcmp(mode, "fail") == 0) std::_Exit(66);
+}
+
+}  // namespace
+
+std::string describe_live_allocations() {
+  Heap& h = heap();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return describe(h.live);
+}
+
 size_t report_and_release_leaks() {
   Heap& h = heap();
   std::map<uintptr_t, Allocation> leaked;
@@ -193,19 +238,7 @@ size_t report_and_release_leaks() {
   if (leaked.empty()) return 0;
   size_t bytes = 0;
   for (auto& kv : leaked) bytes += kv.second.size;
-  std::string list;
-  int shown = 0;
-  for (auto& kv : leaked) {
-    if (shown++ == 8) {
-      list += ", ...";
-      break;
-    }
-    char buf[128];
-    std::snprintf(buf, sizeof(buf), "%s%p (%zu bytes, %s, allocation #%llu)", shown > 1 ? ", " : "",
-                  reinterpret_cast<void*>(kv.first), kv.second.size, kind_name(kv.second.kind),
-                  static_cast<unsigned long long>(kv.second.serial));
-    list += buf;
-  }
+  const std::string text = describe(leaked);
   for (auto& kv : leaked) {
     std::string damage = check_guards(kv.first, kv.second);
     if (!damage.empty()) {
@@ -218,8 +251,7 @@ size_t report_and_release_leaks() {
   stat_add(kLiveAllocations, -static_cast<int64_t>(leaked.size()));
   stat_add(kLiveBytes, -static_cast<int64_t>(bytes));
   stat_add(kLeaksDetected, static_cast<int64_t>(leaked.size()));
-  fail(ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, "aclFinalize: memory leak: %zu allocation(s), %zu bytes never freed: %s",
-       leaked.size(), bytes, list.c_str());
+  fail(ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, "aclFinalize: memory leak: %s", text.c_str());
   return leaked.size();
 }
 

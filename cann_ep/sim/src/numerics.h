@@ -69,4 +69,27 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// NaN results of binary float arithmetic, made independent of the order the compiler emits the
+// operands in: the first operand's NaN quieted, else the second's, else (inf - inf, 0 * inf, ...)
+// the default NaN (negative, quiet, no payload). That is x86's rule for `a op b`; the simulator
+// uses it as its model of the device's (CANN documents no NaN payload rule).
+inline float nan_result(float a, float b) {
+  if (a != a) return f32_from_bits(f32_bits(a) | 0x00400000u);
+  if (b != b) return f32_from_bits(f32_bits(b) | 0x00400000u);
+  return f32_from_bits(0xFFC00000u);
+}
+
+inline double nan_result(double a, double b) {
+  uint64_t u;
+  if (a != a || b != b) {
+    std::memcpy(&u, a != a ? &a : &b, 8);
+    u |= 0x0008000000000000ull;
+  } else {
+    u = 0xFFF8000000000000ull;
+  }
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+}
+
 }  // namespace aclsim

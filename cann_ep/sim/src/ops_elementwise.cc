@@ -15,17 +15,24 @@ enum class Arith { kAdd, kSub, kMul, kDiv, kMax, kMin };
 enum class Cmp { kLt, kLe, kGt, kGe, kEq, kNe };
 
 template <typename C>
+C arith_raw(Arith op, C a, C b) {
+  switch (op) {
+    case Arith::kAdd: return a + b;
+    case Arith::kSub: return a - b;
+    case Arith::kMul: return a * b;
+    case Arith::kDiv: return a / b;
+    case Arith::kMax: return (std::isnan(a) || a >= b) ? a : b;  // NaN propagates, like np.maximum
+    case Arith::kMin: return (std::isnan(a) || a <= b) ? a : b;
+  }
+  return a;
+}
+
+template <typename C>
 C arith(Arith op, C a, C b) {
   if constexpr (std::is_floating_point<C>::value) {
-    switch (op) {
-      case Arith::kAdd: return a + b;
-      case Arith::kSub: return a - b;
-      case Arith::kMul: return a * b;
-      case Arith::kDiv: return a / b;
-      case Arith::kMax: return (std::isnan(a) || a >= b) ? a : b;  // NaN propagates, like np.maximum
-      case Arith::kMin: return (std::isnan(a) || a <= b) ? a : b;
-    }
-    return a;
+    const C y = arith_raw(op, a, b);
+    if (y != y && op != Arith::kMax && op != Arith::kMin) return nan_result(a, b);  // see numerics.h
+    return y;
   } else {
     using U = std::make_unsigned_t<C>;
     switch (op) {

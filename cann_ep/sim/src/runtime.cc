@@ -1,6 +1,7 @@
 // aclInit/aclFinalize, devices and the SoC name.
 //
-// Environment (read at aclInit): ACLSIM_DEVICE_COUNT (default 1), ACLSIM_SOC_NAME
+// Environment (read at aclInit): ACLSIM_DEVICE_COUNT (default 1; also read by
+// aclrtGetDeviceCount before aclInit, which the CANN EP calls first), ACLSIM_SOC_NAME
 // (default "Ascend910B1"), ACLSIM_STREAM_DELAY_US (default 0).
 #include <atomic>
 #include <cstdlib>
@@ -42,6 +43,11 @@ int64_t env_int(const char* name, int64_t def) {
   return x;
 }
 
+uint32_t env_device_count() {
+  int64_t n = env_int("ACLSIM_DEVICE_COUNT", 1);
+  return n < 0 ? 0 : static_cast<uint32_t>(n);
+}
+
 }  // namespace
 
 bool initialized() { return g_initialized.load(); }
@@ -60,8 +66,7 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath) {
       rc = ACL_ERROR_REPEAT_INITIALIZE;
     } else {
       r.initialized = true;
-      int64_t n = aclsim::env_int("ACLSIM_DEVICE_COUNT", 1);
-      r.device_count = n < 0 ? 0 : static_cast<uint32_t>(n);
+      r.device_count = aclsim::env_device_count();
       const char* soc = std::getenv("ACLSIM_SOC_NAME");
       r.soc_name = (soc != nullptr && *soc != '\0') ? soc : "Ascend910B1";
       r.delay_us = aclsim::env_int("ACLSIM_STREAM_DELAY_US", 0);
@@ -140,7 +145,8 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count) {
   if (count == nullptr) {
     rc = aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is NULL");
   } else {
-    *count = aclsim::rt().device_count;
+    // Before aclInit (the CANN EP validates its device_id option first) the environment decides.
+    *count = aclsim::initialized() ? aclsim::rt().device_count : aclsim::env_device_count();
   }
   ACLSIM_TRACE("aclrtGetDeviceCount() = %d, *count=%u", rc, count ? *count : 0);
   return rc;

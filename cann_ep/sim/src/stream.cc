@@ -226,6 +226,7 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
+  aclsim::stat_add(aclsim::kStreamSyncs, 1);
   auto st = find_stream(stream);
   aclError rc = st ? aclsim::report(st->wait(true)) : aclsim::bad_stream("aclrtSynchronizeStream", stream);
   ACLSIM_TRACE("aclrtSynchronizeStream(stream=%p) = %d", stream, rc);
@@ -233,6 +234,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
+  aclsim::stat_add(aclsim::kStreamSyncs, 1);
   aclError rc = aclsim::synchronize_all();
   ACLSIM_TRACE("aclrtSynchronizeDevice() = %d", rc);
   return rc;

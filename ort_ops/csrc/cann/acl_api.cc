@@ -50,7 +50,8 @@ const AclApi* GetAcl(std::string* error) {
              Resolve(rt, "aclopDestroyAttr", &api.DestroyAttr, &e) &&
              Resolve(rt, "aclopSetAttrInt", &api.SetAttrInt, &e) &&
              Resolve(rt, "aclopSetAttrFloat", &api.SetAttrFloat, &e) &&
-             Resolve(rt, "aclrtMemcpyAsync", &api.MemcpyAsync, &e) &&
+             Resolve(rt, "aclSetTensorConst", &api.SetTensorConst, &e) &&
+             Resolve(rt, "aclrtSynchronizeStream", &api.SynchronizeStream, &e) &&
              Resolve(rt, "aclGetRecentErrMsg", &api.GetRecentErrMsg, &e) &&
              Resolve(compiler, "aclopCompileAndExecute", &api.CompileAndExecute, &e);
   });

@@ -18,7 +18,8 @@ struct AclApi {
   decltype(&aclopDestroyAttr) DestroyAttr;
   decltype(&aclopSetAttrInt) SetAttrInt;
   decltype(&aclopSetAttrFloat) SetAttrFloat;
-  decltype(&aclrtMemcpyAsync) MemcpyAsync;
+  decltype(&aclSetTensorConst) SetTensorConst;
+  decltype(&aclrtSynchronizeStream) SynchronizeStream;
   decltype(&aclGetRecentErrMsg) GetRecentErrMsg;
   decltype(&aclopCompileAndExecute) CompileAndExecute;
 };

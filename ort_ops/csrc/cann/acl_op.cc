@@ -23,7 +23,7 @@ AclOp::~AclOp() {
   if (attr_ != nullptr) acl_.DestroyAttr(attr_);
 }
 
-void AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
+aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
                 const std::vector<int64_t>& dims) {
   // CANN treats a scalar as shape [1] (its tiling's EnsureNotScalar); pass it that way.
   static const std::vector<int64_t> kScalar{1};
@@ -34,11 +34,22 @@ void AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
   if (desc == nullptr || buf == nullptr) setup_error_ = "aclCreateTensorDesc/aclCreateDataBuffer returned NULL";
   (input ? in_descs_ : out_descs_).push_back(desc);
   (input ? in_bufs_ : out_bufs_).push_back(buf);
+  return desc;
 }
 
 AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type,
                     const std::vector<int64_t>& dims) {
   Add(true, data, bytes, type, dims);
+  return *this;
+}
+
+AclOp& AclOp::ConstInput(const void* host, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
+  // As the CANN EP does (cann_utils.h CANN_CONST_INPUTDESC): the descriptor is marked constant with
+  // the host data, and the data buffer points at the same host memory.
+  aclTensorDesc* desc = Add(true, host, bytes, type, dims);
+  if (desc != nullptr && acl_.SetTensorConst(desc, const_cast<void*>(host), bytes) != ACL_SUCCESS) {
+    setup_error_ = "aclSetTensorConst failed";
+  }
   return *this;
 }
 

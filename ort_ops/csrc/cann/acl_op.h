@@ -21,14 +21,17 @@ class AclOp {
   // Tensors are ND with these dims; `data` is device memory of `bytes` bytes.
   AclOp& Input(const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims);
   AclOp& Output(void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims);
+  // A constant input (aclSetTensorConst): `host` holds its value in host memory, read when the op
+  // is enqueued; no device copy is needed.
+  AclOp& ConstInput(const void* host, size_t bytes, aclDataType type, const std::vector<int64_t>& dims);
   AclOp& AttrInt(const char* name, int64_t value);
   AclOp& AttrFloat(const char* name, float value);
   // Enqueues the op on `stream`; an ORT error naming the op, ACL code and ACL message on failure.
   OrtStatusPtr Run(aclrtStream stream);
 
  private:
-  void Add(bool input, const void* data, size_t bytes, aclDataType type,
-           const std::vector<int64_t>& dims);
+  aclTensorDesc* Add(bool input, const void* data, size_t bytes, aclDataType type,
+                     const std::vector<int64_t>& dims);
 
   const AclApi& acl_;
   std::string type_;

@@ -3,6 +3,9 @@
 //   alpha != 1: CANN's EluGrad has no alpha, so the same math as single ops in float32:
 //     [Cast g, a -> float32]; t = Add(a, [alpha]); p = Mul(g, t); m = Less(a, [0]);
 //     y = Select(m, p, g); [Cast y -> T]  — identical semantics and rounding to the reference.
+// The scalars 0 and alpha are constant inputs (aclSetTensorConst): no host-to-device copy. The
+// float32 intermediates live in per-stream scratch (stream_scratch.h), valid until the ops that
+// use them have run, whatever the number of concurrent runs and streams.
 // Empty tensors launch nothing. ACL is loaded lazily (see acl_api.h).
 #include "cann/elu_grad_op.h"
 
@@ -10,6 +13,7 @@
 
 #include "cann/acl_api.h"
 #include "cann/acl_op.h"
+#include "cann/stream_scratch.h"
 #include "common/elu_grad_op_base.h"
 
 namespace ortops::cann {
@@ -24,41 +28,16 @@ constexpr aclDataType kAclType<Float16> = ACL_FLOAT16;
 template <>
 constexpr aclDataType kAclType<BFloat16> = ACL_BF16;
 
-// Device scratch memory from the session's allocator for the inputs' device, freed when the
-// kernel returns: later users of the memory are ops on the same stream, so in stream order.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() {
-    if (allocator_ != nullptr && data_ != nullptr) allocator_->Free(allocator_, data_);
-  }
-  OrtStatusPtr Allocate(OrtKernelContext* context, const OrtMemoryInfo* device, size_t bytes) {
-    ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetAllocator(context, device, &allocator_));
-    data_ = allocator_->Alloc(allocator_, bytes);
-    if (data_ == nullptr) return MakeError("EluGrad on CANN: out of device memory", ORT_FAIL);
-    return nullptr;
-  }
-  char* data() const { return static_cast<char*>(data_); }
-
- private:
-  OrtAllocator* allocator_ = nullptr;
-  void* data_ = nullptr;
-};
-
 template <typename T>
 struct Kernel {
-  explicit Kernel(float alpha_value) : scalars{0.0f, alpha_value} {}
-  // Host copies of the scalar operands {0, alpha}; they live as long as the kernel, so an
-  // asynchronous host-to-device copy from them is safe.
-  float scalars[2];
-
-  float alpha() const { return scalars[1]; }
+  explicit Kernel(float alpha_value) : alpha(alpha_value) {}
+  const float zero = 0.0f;
+  const float alpha;
+  mutable ScratchUser scratch;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     EluGradIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, OnnxType<T>::value, &io));
+    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, T::kOnnxType, &io));
     if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
     std::string error;
     const AclApi* acl = GetAcl(&error);
@@ -67,7 +46,7 @@ struct Kernel {
     ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetGPUComputeStream(context, &stream));
     const size_t bytes = io.count * sizeof(typename T::Storage);
     constexpr aclDataType type = kAclType<T>;
-    if (alpha() == 1.0f) {
+    if (alpha == 1.0f) {
       return AclOp(*acl, "EluGrad")
           .Input(io.grads, bytes, type, io.shape)
           .Input(io.activations, bytes, type, io.shape)
@@ -84,18 +63,16 @@ struct Kernel {
     const size_t f32_bytes = n * sizeof(float);
     const auto& shape = io.shape;
     const std::vector<int64_t> one{1};
-    // scratch: scalars(32) | t | p | mask | [g32 | a32 | y32]
+    // scratch: t | p | mask | [g32 | a32 | y32]
     const size_t mask_bytes = (n + 31) / 32 * 32;
-    const size_t total = 32 + 2 * f32_bytes + mask_bytes + (is_f32 ? 0 : 3 * f32_bytes);
+    const size_t total = 2 * f32_bytes + mask_bytes + (is_f32 ? 0 : 3 * f32_bytes);
     const OrtValue* grads_value = nullptr;
     ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetInput(context, 0, &grads_value));
     const OrtMemoryInfo* device = nullptr;
     ORTOPS_RETURN_IF_ERROR(Api().GetTensorMemoryInfo(grads_value, &device));
-    Scratch scratch;
-    ORTOPS_RETURN_IF_ERROR(scratch.Allocate(context, device, total));
-    char* zero = scratch.data();
-    char* alpha_dev = zero + sizeof(float);
-    char* t = zero + 32;
+    ScratchLease lease;
+    ORTOPS_RETURN_IF_ERROR(scratch.Acquire(context, device, acl, stream, total, &lease));
+    char* t = lease.data();
     char* p = t + f32_bytes;
     char* mask = p + f32_bytes;
     const void* g32 = io.grads;
@@ -107,9 +84,6 @@ struct Kernel {
       a32 = extra + f32_bytes;
       y32 = extra + 2 * f32_bytes;
     }
-    const aclError copied = acl.MemcpyAsync(zero, sizeof scalars, scalars, sizeof scalars,
-                                            ACL_MEMCPY_HOST_TO_DEVICE, stream);
-    if (copied != ACL_SUCCESS) return AclError(acl, "aclrtMemcpyAsync (EluGrad scalars)", copied);
     const size_t in_bytes = n * sizeof(typename T::Storage);
     if (!is_f32) {
       ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(io.grads, in_bytes, kAclType<T>, shape)
@@ -120,13 +94,13 @@ struct Kernel {
                                  .AttrInt("dst_type", ACL_FLOAT).Run(stream));
     }
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Add").Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .Input(alpha_dev, sizeof(float), ACL_FLOAT, one)
+                               .ConstInput(&alpha, sizeof(float), ACL_FLOAT, one)
                                .Output(t, f32_bytes, ACL_FLOAT, shape).Run(stream));
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul").Input(g32, f32_bytes, ACL_FLOAT, shape)
                                .Input(t, f32_bytes, ACL_FLOAT, shape)
                                .Output(p, f32_bytes, ACL_FLOAT, shape).Run(stream));
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Less").Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .Input(zero, sizeof(float), ACL_FLOAT, one)
+                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
                                .Output(mask, n, ACL_BOOL, shape).Run(stream));
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Select").Input(mask, n, ACL_BOOL, shape)
                                .Input(p, f32_bytes, ACL_FLOAT, shape)

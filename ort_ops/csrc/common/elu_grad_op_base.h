@@ -23,9 +23,9 @@ struct EluGradOp : Ort::CustomOpBase<EluGradOp<T, Kernel>, Kernel, /*WithStatus=
   const char* GetName() const { return "EluGrad"; }
   const char* GetExecutionProviderType() const { return execution_provider_; }
   size_t GetInputTypeCount() const { return 2; }
-  ONNXTensorElementDataType GetInputType(size_t) const { return OnnxType<T>::value; }
+  ONNXTensorElementDataType GetInputType(size_t) const { return T::kOnnxType; }
   size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const { return OnnxType<T>::value; }
+  ONNXTensorElementDataType GetOutputType(size_t) const { return T::kOnnxType; }
 
  private:
   const char* execution_provider_;

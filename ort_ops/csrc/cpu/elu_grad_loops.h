@@ -1,4 +1,5 @@
-// EluGrad inner loops over contiguous ranges, picked once per process by CPU features.
+// EluGrad inner loops over contiguous ranges, picked once per process by CPU features. Buffers
+// may start at any address (element access is by memcpy or unaligned vector loads).
 #pragma once
 
 #include <cstddef>
@@ -6,14 +7,13 @@
 
 namespace ortops {
 
+// `streaming` asks for non-temporal stores (for outputs much larger than the caches).
+using EluGradLoop = void (*)(const void* grads, const void* activations, void* y, size_t n, float alpha,
+                             bool streaming);
+
 struct EluGradLoops {
   const char* name;
-  // `streaming` asks for non-temporal stores (for outputs much larger than the caches).
-  void (*f32)(const float* g, const float* a, float* y, size_t n, float alpha, bool streaming);
-  void (*f16)(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n, float alpha,
-              bool streaming);
-  void (*bf16)(const uint16_t* g, const uint16_t* a, uint16_t* y, size_t n, float alpha,
-               bool streaming);
+  EluGradLoop f32, f16, bf16;
 };
 
 // Whether this CPU has AVX2 and F16C.

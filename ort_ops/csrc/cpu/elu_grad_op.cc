@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/elu_grad_math.h"
+#include "common/element_type.h"
 #include "common/elu_grad_op_base.h"
 #include "cpu/elu_grad_loops.h"
 
@@ -20,24 +20,20 @@ constexpr size_t kChunkElements = size_t{1} << 15;
 constexpr size_t kStreamingMinBytes = size_t{16} << 20;
 
 template <typename T>
-using LoopFn = void (*)(const typename T::Storage*, const typename T::Storage*,
-                        typename T::Storage*, size_t, float, bool);
-
-template <typename T>
-LoopFn<T> LoopFor(const EluGradLoops& loops);
+EluGradLoop LoopFor(const EluGradLoops& loops);
 template <>
-LoopFn<Float32> LoopFor<Float32>(const EluGradLoops& loops) { return loops.f32; }
+EluGradLoop LoopFor<Float32>(const EluGradLoops& loops) { return loops.f32; }
 template <>
-LoopFn<Float16> LoopFor<Float16>(const EluGradLoops& loops) { return loops.f16; }
+EluGradLoop LoopFor<Float16>(const EluGradLoops& loops) { return loops.f16; }
 template <>
-LoopFn<BFloat16> LoopFor<BFloat16>(const EluGradLoops& loops) { return loops.bf16; }
+EluGradLoop LoopFor<BFloat16>(const EluGradLoops& loops) { return loops.bf16; }
 
 template <typename T>
 struct Job {
-  LoopFn<T> loop;
-  const typename T::Storage* grads;
-  const typename T::Storage* activations;
-  typename T::Storage* y;
+  EluGradLoop loop;
+  const void* grads;
+  const void* activations;
+  void* y;
   size_t count;
   float alpha;
   bool streaming;
@@ -46,8 +42,8 @@ struct Job {
     const Job& job = *static_cast<const Job*>(self);
     const size_t begin = index * kChunkElements;
     const size_t n = std::min(kChunkElements, job.count - begin);
-    job.loop(job.grads + begin, job.activations + begin, job.y + begin, n, job.alpha,
-             job.streaming);
+    job.loop(ElementAt<T>(job.grads, begin), ElementAt<T>(job.activations, begin), ElementAt<T>(job.y, begin), n,
+             job.alpha, job.streaming);
   }
 };
 
@@ -58,16 +54,10 @@ struct Kernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     EluGradIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, OnnxType<T>::value, &io));
+    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, T::kOnnxType, &io));
     if (io.count == 0) return nullptr;
-    using S = typename T::Storage;
-    Job<T> job{LoopFor<T>(SelectLoops()),
-               static_cast<const S*>(io.grads),
-               static_cast<const S*>(io.activations),
-               static_cast<S*>(io.y),
-               io.count,
-               alpha,
-               io.count * sizeof(S) >= kStreamingMinBytes};
+    Job<T> job{LoopFor<T>(SelectLoops()), io.grads, io.activations, io.y, io.count, alpha,
+               io.count * sizeof(typename T::Storage) >= kStreamingMinBytes};
     if (io.count < kParallelMinElements) {
       job.loop(job.grads, job.activations, job.y, job.count, alpha, job.streaming);
       return nullptr;

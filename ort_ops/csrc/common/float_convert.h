@@ -1,13 +1,10 @@
-// Scalar EluGrad math and exact float conversions, shared by the portable and AVX2 paths.
-//
-// The conversions reproduce NumPy (float16) and ml_dtypes (bfloat16) bit for bit, NaNs
-// included, because the NumPy reference is the definition of the op's results:
+// Exact float16 / bfloat16 <-> float32 conversions, bit for bit those of NumPy (float16) and
+// ml_dtypes (bfloat16), NaNs included:
 //   float16 -> float32, bfloat16 -> float32: exact, NaN payloads kept (no quieting);
 //   float32 -> float16: round to nearest even; NaN -> sign|0x7c00|(mantissa >> 13), never 0;
 //   float32 -> bfloat16: round to nearest even on the bit pattern; NaN -> sign|0x7fc0.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -24,6 +21,9 @@ inline float FloatOf(uint32_t u) {
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
+
+// The same NaN with its quiet bit set (IEEE 754's propagation of an input NaN).
+inline float QuietNan(float nan) { return FloatOf(BitsOf(nan) | 0x00400000u); }
 
 inline float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -74,37 +74,6 @@ inline uint16_t FloatToBFloat16(float f) {
   const uint32_t u = BitsOf(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-// The op in float32: strict less-than, so NaN and -0.0 activations select grads.
-inline float EluGrad32(float grads, float activations, float alpha) {
-  const float product = grads * (activations + alpha);
-  return activations < 0.0f ? product : grads;
-}
-
-// Element types: storage type and exact conversions to and from float32.
-struct Float32 {
-  using Storage = float;
-  static float ToFloat(float v) { return v; }
-  static float FromFloat(float v) { return v; }
-};
-struct Float16 {
-  using Storage = uint16_t;
-  static float ToFloat(uint16_t v) { return HalfToFloat(v); }
-  static uint16_t FromFloat(float v) { return FloatToHalf(v); }
-};
-struct BFloat16 {
-  using Storage = uint16_t;
-  static float ToFloat(uint16_t v) { return BFloat16ToFloat(v); }
-  static uint16_t FromFloat(float v) { return FloatToBFloat16(v); }
-};
-
-template <typename T>
-void EluGradScalar(const typename T::Storage* grads, const typename T::Storage* activations,
-                   typename T::Storage* y, size_t n, float alpha) {
-  for (size_t i = 0; i < n; ++i) {
-    y[i] = T::FromFloat(EluGrad32(T::ToFloat(grads[i]), T::ToFloat(activations[i]), alpha));
-  }
 }
 
 }  // namespace ortops

@@ -1,0 +1,287 @@
+"""Trainer and checkpoints under careless and hostile use: all-or-nothing checkpoint loading, one
+error type for corrupt files, non-finite losses caught at the step, class labels checked like
+PyTorch checks them, step counts validated, checkpoint files atomic and with the user's modes."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as F
+
+import models
+import rewrite
+from models.train import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
+from models.verify import to_numpy
+from models.zoo import elu_mlp, example_batch
+
+BATCH = 8
+
+
+def _mlp():
+    return elu_mlp(alpha=1.0, seed=5)
+
+
+@pytest.fixture(scope="module")
+def graph() -> onnx.ModelProto:
+    x, y = example_batch("mlp", BATCH)
+    g = models.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,), params_as_inputs=True,
+                                     verify=False)
+    return rewrite.fuse_elu_grad(g)
+
+
+def _init():
+    return {n: to_numpy(p) for n, p in _mlp().named_parameters()}
+
+
+def _batch(seed):
+    return tuple(t.numpy() for t in example_batch("mlp", BATCH, seed=seed))
+
+
+def _snapshot(t: Trainer):
+    return t.step_count, t.parameters(), t.optimizer_state()
+
+
+def _assert_same(a, b):
+    assert a[0] == b[0]
+    for x, y in ((a[1], b[1]), (a[2], b[2])):
+        assert sorted(x) == sorted(y)
+        for k in x:
+            np.testing.assert_array_equal(x[k], y[k])
+
+
+@pytest.fixture()
+def trained(graph, tmp_path):
+    """A trainer after 3 Adam steps, and a good checkpoint of it."""
+    t = Trainer(graph, _init(), Adam(lr=1e-2), progress=False)
+    t.fit([_batch(i) for i in range(3)])
+    path = tmp_path / "good.npz"
+    t.save_checkpoint(path)
+    return t, path
+
+
+def _rewrite_checkpoint(src, dst, change):
+    """Copy checkpoint src to dst with `change(arrays, meta)` applied."""
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays.pop("meta")))
+    change(arrays, meta)
+    np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def _first_state_key(arrays):
+    return next(k for k in sorted(arrays) if k.startswith("state/"))
+
+
+BAD_CONTENTS = {
+    "scalar state": (lambda a, m: a.__setitem__(_first_state_key(a), np.float32(0.5)), "is float32[]"),
+    "int8 state": (lambda a, m: a.__setitem__(_first_state_key(a), a[_first_state_key(a)].astype(np.int8)),
+                   "is int8"),
+    "NaN state": (lambda a, m: a[_first_state_key(a)].reshape(-1).__setitem__(0, np.nan), "non-finite"),
+    "inf parameter": (lambda a, m: a["param/net.0.weight"].reshape(-1).__setitem__(3, np.inf), "non-finite"),
+    "wrong shape": (lambda a, m: a.__setitem__("param/net.0.bias", np.zeros(3, np.float32)), "expected float32"),
+    "missing state": (lambda a, m: a.pop(_first_state_key(a)), "optimizer state"),
+    "negative step": (lambda a, m: m.__setitem__("step", -2), "step -2"),
+    "step as text": (lambda a, m: m.__setitem__("step", "3"), "step '3'"),
+    "unlisted parameter": (lambda a, m: m.__setitem__("params", m["params"][:-1]), "listed in 'meta'"),
+    "object entry": (lambda a, m: a.__setitem__("state/extra", np.array(["x"])), "dtype <U1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONTENTS))
+def test_bad_checkpoint_contents_leave_the_trainer_unchanged(trained, tmp_path, case):
+    trainer, good = trained
+    change, message = BAD_CONTENTS[case]
+    bad = tmp_path / "bad.npz"
+    _rewrite_checkpoint(good, bad, change)
+    before = _snapshot(trainer)
+    with pytest.raises(CheckpointError, match=re.escape(message)) as err:
+        trainer.load_checkpoint(bad)
+    assert str(bad) in str(err.value)
+    _assert_same(_snapshot(trainer), before)
+    # and it still trains exactly like a trainer resumed from the good checkpoint
+    twin = Trainer(trainer.training_graph, _init(), Adam(lr=1e-2), progress=False)
+    twin.load_checkpoint(good)
+    assert trainer.step(_batch(9)) == twin.step(_batch(9))
+    _assert_same(_snapshot(trainer), _snapshot(twin))
+
+
+def _corruptions(data: bytes) -> dict[str, bytes]:
+    middle = len(data) // 2
+    flipped = bytearray(data)
+    for i in range(middle, middle + 64):
+        flipped[i] ^= 0xFF
+    return {
+        "empty": b"",
+        "random bytes": np.random.default_rng(0).bytes(4096),
+        "truncated to 100 bytes": data[:100],
+        "truncated in the middle": data[:middle],
+        "truncated by 10 bytes": data[:-10],
+        "bytes flipped in an entry": bytes(flipped),
+    }
+
+
+def test_corrupt_checkpoint_files_raise_checkpoint_error_naming_the_file(trained, tmp_path):
+    trainer, good = trained
+    data = good.read_bytes()
+    before = _snapshot(trainer)
+    cases = _corruptions(data)
+    npy = tmp_path / "array.npz"
+    with open(npy, "wb") as f:
+        np.save(f, np.zeros(3))
+    cases["a .npy array"] = npy.read_bytes()
+    not_json = tmp_path / "nj.npz"
+    np.savez(not_json, meta=np.array("{not json"))
+    cases["meta not JSON"] = not_json.read_bytes()
+    as_list = tmp_path / "list.npz"
+    np.savez(as_list, meta=np.array("[1, 2]"))
+    cases["meta a JSON list"] = as_list.read_bytes()
+    no_meta = tmp_path / "nometa.npz"
+    np.savez(no_meta, x=np.zeros(2))
+    cases["no meta"] = no_meta.read_bytes()
+    for name, content in cases.items():
+        path = tmp_path / f"corrupt-{name.replace(' ', '_')}.npz"
+        path.write_bytes(content)
+        with pytest.raises(CheckpointError) as err:
+            trainer.load_checkpoint(path)
+        assert str(path) in str(err.value), name
+        assert "not a training checkpoint" in str(err.value), name
+        _assert_same(_snapshot(trainer), before)
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint_arrays(tmp_path / "missing.npz")
+
+
+def test_nan_in_a_batch_raises_at_that_step_and_keeps_the_good_state(graph, tmp_path):
+    t = Trainer(graph, _init(), SGD(lr=0.05, momentum=0.9), progress=False)
+    t.fit([_batch(0), _batch(1)])
+    x, y = _batch(2)
+    x = x.copy()
+    x[3, 5] = np.nan
+    with pytest.raises(NonFiniteLossError, match="at training step 4") as err:
+        t.fit([_batch(3), (x, y), _batch(4)])
+    assert err.value.step == 4 and np.isnan(err.value.loss)
+    # step 3 was taken, the NaN step 4 discarded: the state after 3 steps, finite
+    reference = Trainer(graph, _init(), SGD(lr=0.05, momentum=0.9), progress=False)
+    reference.fit([_batch(0), _batch(1), _batch(3)])
+    _assert_same(_snapshot(t), _snapshot(reference))
+    assert all(np.isfinite(a).all() for a in t.parameters().values())
+    # a later save does not see NaN: the checkpoint stays good
+    t.save_checkpoint(tmp_path / "ckpt.npz")
+    _, params, _ = load_checkpoint_arrays(tmp_path / "ckpt.npz")
+    assert all(np.isfinite(a).all() for a in params.values())
+
+
+def test_nan_steps_can_be_skipped(graph):
+    x, y = _batch(2)
+    x = x.copy()
+    x[0, 0] = np.inf
+    skipping = Trainer(graph, _init(), Adam(lr=1e-2), progress=False, on_nonfinite="skip")
+    losses = skipping.fit([_batch(0), (x, y), _batch(1)])
+    assert np.isnan(losses[1]) or np.isinf(losses[1])
+    assert skipping.skipped_steps == 1 and skipping.step_count == 2
+    clean = Trainer(graph, _init(), Adam(lr=1e-2), progress=False)
+    clean.fit([_batch(0), _batch(1)])
+    _assert_same(_snapshot(skipping), _snapshot(clean))
+    with pytest.raises(ValueError, match="on_nonfinite"):
+        Trainer(graph, _init(), Adam(), on_nonfinite="ignore")
+
+
+def test_checkpoint_with_nonfinite_parameters_is_not_written(graph, tmp_path):
+    path = tmp_path / "ckpt.npz"
+    Trainer(graph, _init(), SGD(lr=0.1), progress=False).save_checkpoint(path)
+    good = path.read_bytes()
+    params = _init()
+    params["net.2.bias"] = params["net.2.bias"].copy()
+    params["net.2.bias"][1] = np.nan
+    t = Trainer(graph, params, SGD(lr=0.1), progress=False)
+    with pytest.raises(ValueError, match="param/net.2.bias holds 1 non-finite"):
+        t.save_checkpoint(path)
+    assert path.read_bytes() == good
+    t.save_checkpoint(path, allow_nonfinite=True)
+    assert path.read_bytes() != good
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.npz"]
+
+
+def test_class_labels_are_checked_like_pytorch(graph):
+    t = Trainer(graph, _init(), SGD(lr=0.1), progress=False)
+    x, y = _batch(0)
+    for bad in (-1, 10, 1000):
+        labels = y.copy()
+        labels[2] = bad
+        with pytest.raises(ValueError, match=rf"'target' holds {bad} at index \[2\].*0 to 9 or -100"):
+            t.step((x, labels))
+        with pytest.raises((IndexError, RuntimeError)):  # what PyTorch says of the same labels
+            F.cross_entropy(_mlp()(torch.from_numpy(x)), torch.from_numpy(labels))
+    assert t.step_count == 0
+    labels = y.copy()
+    labels[:3] = -100  # PyTorch's ignore_index: ignored, not an error
+    loss = t.step((x, labels))
+    want = F.cross_entropy(_mlp()(torch.from_numpy(x)), torch.from_numpy(labels)).item()
+    assert loss == pytest.approx(want, rel=1e-5)
+
+
+def test_step_counts_are_validated(graph):
+    t = Trainer(graph, _init(), Adam(), progress=False)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="max_steps"):
+            t.fit([_batch(0)], max_steps=bad)
+    assert t.fit([_batch(0)], max_steps=0) == []
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="step numbers start at 1"):
+            Adam().step_scalars(bad)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_checkpoint_mode_follows_the_umask_and_an_existing_file_keeps_its_mode(graph, tmp_path, mask):
+    t = Trainer(graph, _init(), SGD(lr=0.1), progress=False)
+    old = os.umask(mask)
+    try:
+        t.save_checkpoint(tmp_path / "new.npz")
+        kept = tmp_path / "kept.npz"
+        kept.write_bytes(b"old")
+        os.chmod(kept, 0o640)
+        t.save_checkpoint(kept)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.npz").stat().st_mode & 0o777 == 0o666 & ~mask
+    assert kept.stat().st_mode & 0o777 == 0o640
+
+
+_KILLED_WRITER = textwrap.dedent("""
+    import sys, time
+    from ort_ops.files import atomic_write
+    def write(f):
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        print("writing", flush=True)
+        time.sleep(60)
+    atomic_write(sys.argv[1], write)
+""")
+
+
+def test_kill_during_checkpoint_write_keeps_the_old_file_and_the_next_save_cleans_up(graph, tmp_path):
+    path = tmp_path / "ckpt.npz"
+    t = Trainer(graph, _init(), SGD(lr=0.1), progress=False)
+    t.save_checkpoint(path)
+    good = path.read_bytes()
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(path)], stdout=subprocess.PIPE,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert child.stdout.readline().strip() == b"writing"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    leftovers = [n for n in os.listdir(tmp_path) if n != "ckpt.npz"]
+    assert len(leftovers) == 1 and leftovers[0].startswith(".ckpt.npz.tmp-")  # kill -9 leaves it
+    assert path.read_bytes() == good
+    load_checkpoint_arrays(path)
+    t.step(_batch(0))
+    t.save_checkpoint(path)  # the next write of the same file removes the dead writer's file
+    assert os.listdir(tmp_path) == ["ckpt.npz"]
