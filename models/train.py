@@ -49,7 +49,7 @@ import onnx
 import onnxruntime as ort
 
 import ort_ops
-from models.label_ranges import check_labels, label_ranges
+from ort_ops.input_ranges import check_labels, label_ranges
 from models.step_graph import build_step_graph
 from models.train_optim import SGD, Adam, Optimizer, from_config
 from ort_ops.files import atomic_write

@@ -11,6 +11,8 @@ Public API::
     lowered = lower_elu_grad(fused)                             # standard ops, bit-exact
     validate(model, fused)                                      # ORT + reference evaluator
 
+Passes accept a ModelProto or a file path.
+
 Rules live one per module in ``rewrite/rules/`` and are listed once, in order, in
 ``rewrite.rules.RULES``. Command line: ``python -m rewrite {fuse,lower,inspect} ...``.
 """
@@ -24,8 +26,10 @@ from rewrite.rules import RULES
 
 
 def validate(original, rewritten, **kwargs):
-    """Compare ``original`` and ``rewritten`` numerically; see :func:`rewrite.validate.validate`."""
-    from rewrite.validate import validate as _validate
+    """Compare ``original`` and ``rewritten`` numerically; see :func:`rewrite.validation.validate`.
+
+    (Imported on first use: it needs onnxruntime, which the passes themselves do not.)"""
+    from rewrite.validation import validate as _validate
 
     return _validate(original, rewritten, **kwargs)
 

@@ -1,7 +1,14 @@
-"""Command line: ``python -m rewrite fuse IN OUT [--strict] [--report R.json] [--validate]``,
-``python -m rewrite lower IN OUT``, ``python -m rewrite inspect IN [--strict]``.
+"""Command line: ``ortops-rewrite fuse IN OUT [--strict] [--report R.json] [--validate [--inputs X.npz]]``,
+``ortops-rewrite lower IN OUT``, ``ortops-rewrite inspect IN [--strict]`` (also ``python -m rewrite``).
 
-Exit codes: 0 success; 1 validation failed; 2 unreadable / invalid input or failed rewrite.
+Nothing is written unless it is right: the output is checked (``onnx.checker`` with
+``full_check``, then loaded in an ONNX Runtime session with the op library) and, with
+``--validate``, compared with the input numerically, all *before* it replaces anything; on any
+failure no output file exists afterwards (``--report`` is still written when asked). Output paths
+that are the input, its external data, each other, or not regular files are refused.
+
+Exit codes: 0 success; 1 validation failed; 2 unreadable / invalid input, a refused path, or a
+failed rewrite or output check.
 """
 
 from __future__ import annotations
@@ -14,62 +21,103 @@ import onnx
 
 from rewrite.fuse import fuse_elu_grad, inspect_elu_grad
 from rewrite.lower import lower_elu_grad
-from rewrite.model_io import ModelError, load, save
+from rewrite.model_io import ModelError, check_output_paths, load, save, write_text
 from rewrite.report import RewriteReport
+
+PROG = "ortops-rewrite"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m rewrite", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     fuse = sub.add_parser("fuse", help="replace ELU backward subgraphs by ai.ortops::EluGrad")
     fuse.add_argument("input")
     fuse.add_argument("output")
     fuse.add_argument("--strict", action="store_true", help="fuse only bit-exact sites")
     fuse.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
-    fuse.add_argument("--validate", action="store_true", help="compare outputs numerically")
+    fuse.add_argument("--validate", action="store_true", help="compare outputs numerically before writing")
+    fuse.add_argument("--inputs", metavar="FILE.npz",
+                      help="values of graph inputs for --validate (others: drawn, see the printed notes)")
     lower = sub.add_parser("lower", help="replace EluGrad by standard ONNX ops")
     lower.add_argument("input")
     lower.add_argument("output")
+    lower.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     inspect = sub.add_parser("inspect", help="list candidate sites and why each would (not) fuse")
     inspect.add_argument("input")
     inspect.add_argument("--strict", action="store_true")
     return p
 
 
-def _full(path: str) -> onnx.ModelProto:
-    return onnx.load(path)  # with external data, for running
+class ValidationFailed(Exception):
+    pass
+
+
+def _checker(input_path: str, args, report: RewriteReport):
+    """The checks run on the written (temporary) output before it replaces anything."""
+
+    def verify(written: str) -> None:
+        try:
+            onnx.checker.check_model(written, full_check=True)
+        except Exception as exc:  # noqa: BLE001
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ModelError(f"the {args.command}d model fails onnx.checker: {first}") from None
+        try:
+            from rewrite.validation import session_from_path
+
+            session_from_path(written)
+        except ImportError:
+            pass  # onnxruntime missing: the checker's verdict stands
+        except Exception as exc:  # noqa: BLE001
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ModelError(f"ONNX Runtime cannot load the {args.command}d model: {first}") from None
+        if getattr(args, "validate", False):
+            from rewrite.validation import validate
+
+            result = validate(input_path, written, inputs=args.inputs)
+            report.validation = result.table()
+            if not result.ok:
+                raise ValidationFailed("validation failed: the outputs differ beyond the tolerances (table above)")
+
+    return verify
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    report = RewriteReport()
+    status, report_path = 0, None
     try:
         model = load(args.input)
+        base_dir = os.path.dirname(os.path.abspath(args.input))
         if args.command == "inspect":
-            print(inspect_elu_grad(model, strict=args.strict).summary())
+            print(inspect_elu_grad(model, strict=args.strict, base_dir=base_dir).summary())
             return 0
-        report = RewriteReport()
+        outputs = [("output", args.output)] + ([("--report", args.report)] if args.report else [])
+        check_output_paths(args.input, model, outputs)
+        report_path = getattr(args, "report", None)
         if args.command == "fuse":
-            result = fuse_elu_grad(model, strict=args.strict, report=report)
+            result = fuse_elu_grad(model, strict=args.strict, report=report, base_dir=base_dir)
         else:
             result = lower_elu_grad(model, report=report)
-        save(result, args.output, source_path=args.input)
         print(report.summary())
-        if getattr(args, "report", None):
-            tmp = args.report + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(report.to_json())
-            os.replace(tmp, args.report)
-        if getattr(args, "validate", False):
-            from rewrite.validate import validate
-
-            if not validate(_full(args.input), _full(args.output)).ok:
-                print("error: validation failed", file=sys.stderr)
-                return 1
-        return 0
+        save(result, args.output, source_dir=base_dir, verify=_checker(args.input, args, report))
+    except ValidationFailed as exc:
+        print(f"error: {exc}; nothing written", file=sys.stderr)
+        status = 1
     except ModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"error: {exc}" + ("; nothing written" if args.command != "inspect" else ""), file=sys.stderr)
+        status = 2
     except Exception as exc:  # noqa: BLE001 - one line for the user, never a traceback
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        print(f"error: {args.command} failed: {type(exc).__name__}: {msg}", file=sys.stderr)
-        return 2
+        print(f"error: {args.command} failed: {type(exc).__name__}: {msg}; nothing written", file=sys.stderr)
+        status = 2
+    if report_path and report.sites:  # asked for, and its path was not refused
+        try:
+            write_text(report_path, report.to_json())
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot write the report {report_path}: {exc}", file=sys.stderr)
+            status = status or 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

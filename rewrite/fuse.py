@@ -4,63 +4,51 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import time
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import onnx
 import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN, OPSET_VERSION
-from rewrite.graph_view import GraphView, node_label
+from rewrite import graph_scopes
+from rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
+from rewrite.graph_view import GraphView, node_label, shortest
 from rewrite.report import RewriteReport, SiteReport
 from rewrite.rules import RULES, Site
 
 _ANCHORS = frozenset(rule.anchor for rule in RULES)
 
 
-def has_candidates(graph: onnx.GraphProto) -> bool:
+def has_candidates(model: onnx.ModelProto | onnx.GraphProto) -> bool:
     """Cheap protobuf-only test: could any rule match? (No graphsurgeon graph is built.)
 
-    True when the graph has a foreign ``EluGrad`` node, or an ``Elu`` together with a
-    ``Where`` whose then-branch is made by a ``Mul`` or a ``Mul`` fed by an ``Add`` of a ``Min``.
+    True when, for some rule, the graph (with its subgraphs and the model's functions) holds the
+    rule's anchor op and an op of every group the rule ``needs``: the rules themselves say what
+    they look for.
     """
-    nodes = graph.node
-    op_types = [node.op_type for node in nodes]  # one pass over the protobuf, no wrappers kept
-    if "EluGrad" in op_types and any(
-        op == "EluGrad" and nodes[i].domain != DOMAIN for i, op in enumerate(op_types)
-    ):
-        return True
-    if "Elu" not in op_types or ("Where" not in op_types and "Mul" not in op_types):
-        return False
-    producer_op: dict[str, str] = {}
-    anchors = []
-    for node, op in zip(nodes, op_types):
-        if op == "Where" or op == "Mul":
-            anchors.append(node)
-        for out in node.output:
-            producer_op[out] = op
-    for node in anchors:
-        if node.op_type == "Where":
-            if len(node.input) == 3 and producer_op.get(node.input[1]) in ("Mul", "Identity"):
-                return True
-        elif any(producer_op.get(i) == "Add" for i in node.input):
-            return True
-    return False
+    op_types = graph_scopes.op_types(model)
+    return any(rule.could_match(op_types) for rule in RULES)
 
 
-def _site_report(site: Site, status: str, reason: str | None) -> SiteReport:
+def _site_report(site: Site, status: str, reason: str | None, layer: str | None, scope: str) -> SiteReport:
     name = lambda t: None if t is None else t.name  # noqa: E731
     output = site.output if site.output is not None else site.root.outputs[0]
     return SiteReport(
         rule=site.rule, status=status, nodes=[node_label(n) for n in site.nodes],
         output=output.name, grads=name(site.grads), activations=name(site.activations),
-        dtype=site.dtype, alpha=site.alpha if reason is None else None,
+        dtype=site.dtype, alpha=shortest(site.alpha) if reason is None else None,
         exact=site.exact if reason is None else None, notes=list(site.notes), reason=reason,
+        layer=layer, scope=scope,
     )
 
 
-def find_sites(view: GraphView, strict: bool, report: RewriteReport) -> list[tuple]:
-    """Try every rule on its anchor nodes (rule order = priority); returns accepted sites."""
+def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata: NodeMetadata | None = None,
+               scope: str = "main graph") -> list[tuple]:
+    """Try every rule on its anchor nodes of one scope (rule order = priority); returns the
+    accepted sites. A node roots at most one site; sites may read the same nodes."""
     by_op: dict[str, list[gs.Node]] = {op: [] for op in _ANCHORS}
     for node in view.graph.nodes:
         if node.op in by_op:
@@ -72,24 +60,45 @@ def find_sites(view: GraphView, strict: bool, report: RewriteReport) -> list[tup
             if id(node) in claimed:
                 continue
             site = rule.pattern(view, node)
-            if site is None or any(id(n) in claimed for n in site.nodes):
+            if site is None:
                 continue
+            before = set(view.unreadable)
             reason = rule.check(view, site)
+            new = [n for n in view.unreadable if n not in before]
+            if reason is not None and new and "could not be read" not in reason and "unknown" not in reason:
+                reason += "; values that could not be read: " + "; ".join(f"{n}: {view.unreadable[n]}" for n in new)
             if reason is None and strict and not site.exact:
                 reason = "strict: not provably unchanged (" + "; ".join(site.notes) + ")"
-            report.sites.append(_site_report(site, "fused" if reason is None else "rejected", reason))
+            elu = site.caps.get("elu")
+            layer = metadata.layer(elu if elu is not None else site.root) if metadata is not None else None
+            report.sites.append(_site_report(site, "fused" if reason is None else "rejected", reason, layer, scope))
             if reason is None:
-                claimed.update(id(n) for n in site.nodes)
+                claimed.add(id(node))
                 accepted.append((rule, site))
     return accepted
 
 
-def inspect_elu_grad(model: onnx.ModelProto, strict: bool = False) -> RewriteReport:
+def _model_and_dir(model, base_dir):
+    """A ModelProto (loaded without its external data) and the folder its external data is in."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        loaded = onnx.load(path, load_external_data=False)
+        return loaded, base_dir if base_dir is not None else os.path.dirname(os.path.abspath(path))
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"expected an onnx.ModelProto or a file path, got {type(model).__name__}")
+    return model, base_dir
+
+
+def inspect_elu_grad(model, strict: bool = False, *, base_dir: str | None = None) -> RewriteReport:
     """Every candidate site and whether / why it would be fused (nothing is changed)."""
+    model, base_dir = _model_and_dir(model, base_dir)
     report = RewriteReport("inspect", strict)
-    if has_candidates(model.graph):
+    if has_candidates(model):
         with _gc_paused():
-            find_sites(GraphView(import_graph(model), model), strict, report)
+            graph = import_graph(model)
+            metadata = NodeMetadata(model)
+            for scope in graph_scopes.scopes(graph, model, base_dir):
+                find_sites(scope.view, strict, report, metadata, scope.label)
         for site in report.sites:
             if site.status == "fused":
                 site.status = "would fuse"
@@ -97,12 +106,16 @@ def inspect_elu_grad(model: onnx.ModelProto, strict: bool = False) -> RewriteRep
 
 
 def fuse_elu_grad(
-    model: onnx.ModelProto, strict: bool = False, *, report: RewriteReport | None = None
+    model, strict: bool = False, *, report: RewriteReport | None = None, base_dir: str | None = None
 ) -> onnx.ModelProto:
     """A new model with every ELU backward subgraph replaced by ``ai.ortops::EluGrad``.
 
-    The input model is never modified; a model without ELU backward is recognised from the
-    protobuf alone (no graphsurgeon graph is built) and returned as an unchanged copy.
+    ``model``: an ``onnx.ModelProto`` or the path of a model file. The input is never modified;
+    a model without ELU backward is recognised from the protobuf alone (no graphsurgeon graph is
+    built) and returned as an unchanged copy. Sites inside If/Loop/Scan bodies and model-local
+    functions are fused too. ``base_dir``: the folder of the model's external data (default: the
+    file's folder), read only for the small constants a rule needs the value of.
+
     Pass a :class:`RewriteReport` as ``report`` to receive one entry per candidate site (and,
     in ``report.timings``, the seconds spent per phase: scan, import, match, edit, cleanup,
     export).
@@ -113,28 +126,28 @@ def fuse_elu_grad(
     for every input: the output-based form with ``Less`` (EluGrad's own formula), with
     ``LessOrEqual`` only for alpha = 1, and foreign EluGrad nodes. PyTorch's input-based form
     ``Where(X <= 0, dY*alpha*exp(X), dY)`` is never fused in strict mode, *not even for
-    alpha = 1*: the ``<=``/``<`` boundary then agrees, but EluGrad computes ``dY*(Y + 1)`` with
-    ``Y = Elu(X)`` already rounded, while the original computes ``dY*exp(X)``; the two differ
-    in the last bits for many X (tests/rewrite/test_fuse_performance_paths.py shows it in ORT),
-    so the result is not provably unchanged.
+    alpha = 1*: EluGrad computes ``dY*(Y + 1)`` with ``Y = Elu(X)`` already rounded, while the
+    original computes ``dY*exp(X)``; the two differ in the last bits for many X.
 
-    The graph keeps its node order: each EluGrad takes the place of the node whose output it
-    produces, dead nodes are removed by graphsurgeon's ``cleanup()``, and ``toposort()`` runs
-    only when an EluGrad would otherwise read a tensor produced further down.
+    The graph keeps its node order and every node's name, doc string and metadata: each EluGrad
+    takes the place of the node whose output it produces (and that node's metadata; its name is
+    new and unique in the model), dead nodes are removed by graphsurgeon's ``cleanup()``, and
+    ``toposort()`` runs only when an EluGrad would otherwise read a tensor produced further down.
     """
+    model, base_dir = _model_and_dir(model, base_dir)
     report = report if report is not None else RewriteReport()
     report.pass_name, report.strict = "fuse", strict
     timer = PhaseTimer(report.timings)
     with timer("scan"):
-        candidates = has_candidates(model.graph)
+        candidates = has_candidates(model)
     if not candidates:
         return _copy(model)
     with _gc_paused():
-        fused = _fuse_with_gs(model, strict, report, timer)
+        fused = _fuse_with_gs(model, strict, report, timer, base_dir)
     return fused if fused is not None else _copy(model)
 
 
-def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer) -> onnx.ModelProto | None:
+def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir) -> onnx.ModelProto | None:
     """The graphsurgeon part of :func:`fuse_elu_grad` (None: nothing accepted).
 
     A function of its own so that the gs graph is unreachable before the collector resumes:
@@ -142,23 +155,39 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer) -> onnx.Mod
     (about 0.8 s at 100k nodes) only to find it still in use."""
     with timer("import"):
         graph = import_graph(model)
+        metadata = NodeMetadata(model)
     with timer("match"):
-        view = GraphView(graph, model)
-        accepted = find_sites(view, strict, report)
+        all_scopes = list(graph_scopes.scopes(graph, model, base_dir))
+        accepted = []
+        for scope in all_scopes:
+            for rule, site in find_sites(scope.view, strict, report, metadata, scope.label):
+                accepted.append((scope, rule, site))
+        unreadable = {n: why for s in all_scopes for n, why in s.view.unreadable.items()}
+        report.notes += [f"constant {n}: {why}" for n, why in unreadable.items()]
     if not accepted:
         return None
     with timer("edit"):
-        keep_alive = originally_unused(graph, model.graph)
-        replaced = {}
-        for rule, site in accepted:
-            producer = view.producer(site.output)
+        graphs = {id(s.graph): s.graph for s in all_scopes}
+        keep_alive = {gid: originally_unused(g, model.graph if g is graph else None) for gid, g in graphs.items()}
+        names = NameAllocator(model)
+        replaced: dict[int, dict[int, list[gs.Node]]] = {}
+        renamed: dict[str, str] = {}  # output of each EluGrad -> the first output of the node it replaces
+        for scope, rule, site in accepted:
+            producer = scope.view.producer(site.output)
+            renamed[site.output.name] = site.root.outputs[0].name
+            name = names.new(f"{node_label(site.root)}/EluGrad")
             producer.outputs.clear()
-            replaced[id(producer)] = [rule.replacement(view, site)]
-        new_nodes = splice(graph, replaced)
+            replaced.setdefault(id(scope.graph), {})[id(producer)] = rule.replacement(scope.view, site, name)
+            if scope.function is not None:
+                graph_scopes.import_domain(scope.function, DOMAIN, OPSET_VERSION)
+        new_nodes = {gid: splice(graphs[gid], r) for gid, r in replaced.items()}
+        edited = {(s.function.domain or "", s.function.name) for s, _, _ in accepted if s.function is not None}
     with timer("cleanup"):
-        missing = cleanup(graph, keep_alive, new_nodes)
+        missing = cleanup(graph, keep_alive, new_nodes, graphs)
     with timer("export"):
-        return export(model, graph, missing, add_domain=True)
+        out = export(model, graph, missing, add_domain=True, edited_functions=edited)
+        metadata.restore(out, renamed)
+        return out
 
 
 class PhaseTimer:
@@ -233,7 +262,9 @@ def _out_of_order(graph: gs.Graph, new_nodes: list[gs.Node]) -> bool:
         return False
     position = {id(node): i for i, node in enumerate(graph.nodes)}
     for node in new_nodes:
-        here = position[id(node)]
+        here = position.get(id(node))
+        if here is None:  # removed by cleanup (its output fed only another replaced site)
+            continue
         for tensor in node.inputs:
             for producer in tensor.inputs:
                 if position.get(id(producer), -1) > here:
@@ -249,12 +280,11 @@ class Unused(NamedTuple):
     has_subgraph: bool = True  # False: cleanup() need not recurse (same result, less work)
 
 
-def originally_unused(graph: gs.Graph, proto: onnx.GraphProto) -> Unused:
-    """Node outputs and initializers that nothing reads, from the gs graph (before the edit).
-
-    One pass over the gs nodes (consumers are already linked there); the protobuf is only
-    read for the initializer names and, if any node has a subgraph, for the names it uses.
-    """
+def originally_unused(graph: gs.Graph, proto: onnx.GraphProto | None) -> Unused:
+    """Node outputs (and, for the main graph, initializers) that nothing reads, from the gs graph
+    (before the edit). One pass over the gs nodes (consumers are already linked there); the
+    protobuf is only read for the initializer names and, if a node has a subgraph, the names it
+    uses."""
     graph_outputs = {t.name for t in graph.outputs}
     used = set(graph_outputs)
     dangling, has_subgraph = [], False
@@ -266,11 +296,13 @@ def originally_unused(graph: gs.Graph, proto: onnx.GraphProto) -> Unused:
                 dangling.append(tensor)
         if not has_subgraph and node.attrs:
             has_subgraph = any(_is_graphs(v) for v in node.attrs.values())
+    if proto is None:
+        return Unused(dangling, set(), True)
     if has_subgraph:
         _subgraph_uses(proto, used)
         dangling = [t for t in dangling if t.name not in used]
     unused_inits = {t.name for t in proto.initializer if t.name not in used}
-    return Unused(dangling, unused_inits, has_subgraph)
+    return Unused(dangling, unused_inits, has_subgraph or bool(getattr(graph, "functions", None)))
 
 
 def _is_graphs(value) -> bool:
@@ -280,33 +312,42 @@ def _is_graphs(value) -> bool:
     return isinstance(value, list) and bool(value) and isinstance(value[0], gs.Graph)
 
 
-def cleanup(graph: gs.Graph, keep_alive: Unused, new_nodes: list[gs.Node]) -> set[str]:
-    """graphsurgeon ``cleanup()`` (+ ``toposort()`` when the edit broke the order).
-
-    ``keep_alive`` (what was unused before the edit) survives; returns the names of unused
-    initializers, which gs drops anyway, for :func:`export` to put back.
-    """
-    extra_outputs = keep_alive.outputs
-    if extra_outputs:
-        graph.outputs.extend(extra_outputs)
-    graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=keep_alive.has_subgraph)
-    if _out_of_order(graph, new_nodes):
-        graph.toposort()
-    if extra_outputs:
-        del graph.outputs[len(graph.outputs) - len(extra_outputs):]
-    return keep_alive.initializers
+def cleanup(graph: gs.Graph, keep_alive: dict, new_nodes: dict, graphs: dict) -> set[str]:
+    """graphsurgeon ``cleanup()`` (+ ``toposort()`` of each edited graph when the edit broke its
+    order). What was unused before the edit (``keep_alive``, per graph) survives; returns the
+    names of the main graph's unused initializers, which gs drops anyway, for :func:`export`."""
+    extras = []
+    for gid, unused in keep_alive.items():
+        if unused.outputs:
+            graphs[gid].outputs.extend(unused.outputs)
+            extras.append((graphs[gid], len(unused.outputs)))
+    main = keep_alive[id(graph)]
+    graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=len(graphs) > 1, recurse_functions=True)
+    for gid, nodes in new_nodes.items():
+        g = graphs[gid]
+        if _out_of_order(g, nodes):
+            g.toposort(recurse_subgraphs=False, recurse_functions=False)
+    for g, n in extras:
+        del g.outputs[len(g.outputs) - n:]
+    return main.initializers
 
 
 def export(
-    original: onnx.ModelProto, graph: gs.Graph, missing: set[str], *, add_domain: bool
+    original: onnx.ModelProto, graph: gs.Graph, missing: set[str], *, add_domain: bool,
+    edited_functions: set = frozenset(),
 ) -> onnx.ModelProto:
-    """gs export, keeping the original model's other fields, opsets and dropped initializers."""
+    """gs export, keeping the original model's other fields, opsets, dropped initializers and
+    the functions that were not edited (as they were)."""
     exported = gs.export_onnx(graph, do_type_check=False)
     out = onnx.ModelProto()
     for desc, value in original.ListFields():
-        if desc.name not in ("graph", "opset_import"):
+        if desc.name not in ("graph", "opset_import", "functions"):
             _copy_field(out, desc, value)
     out.graph.CopyFrom(exported.graph)
+    new = {(f.domain, f.name): f for f in exported.functions}
+    for f in original.functions:
+        key = (f.domain, f.name)
+        out.functions.append(new[key] if key in edited_functions and key in new else f)
     if missing:
         have = {t.name for t in out.graph.initializer}
         out.graph.initializer.extend(
@@ -341,3 +382,8 @@ def _copy_field(out, desc, value) -> None:
         getattr(out, desc.name).CopyFrom(value)
     else:
         setattr(out, desc.name, value)
+
+
+def iter_scopes(model: onnx.ModelProto, base_dir: str | None = None) -> Iterator[Scope]:
+    """The graph scopes of ``model`` as graphsurgeon views (for tools and tests)."""
+    yield from graph_scopes.scopes(import_graph(model), model, base_dir)

@@ -1,12 +1,15 @@
 """Structural queries over an onnx-graphsurgeon graph that the rewrite rules share.
 
 Everything here matches on graph structure (producers, consumers, op types, constant values),
-never on tensor names.
+never on tensor names. A :class:`GraphView` looks at one graph *scope*: the main graph, a
+subgraph (If/Loop/Scan body) or a model-local function. Tensors of enclosing scopes are visible
+in it; nodes of other scopes (a subgraph's nodes reading an outer tensor) are not its consumers.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import onnx
@@ -18,17 +21,22 @@ from ort_ops import dtypes
 # ONNX elem type -> our dtype name, for the three dtypes EluGrad supports.
 LOW_PRECISION = {TensorProto.FLOAT16: "float16", TensorProto.BFLOAT16: "bfloat16"}
 DTYPE_NAMES = {TensorProto.FLOAT: "float32", **LOW_PRECISION}
+DEFAULT_DOMAINS = ("", "ai.onnx", None)
 
 # Ops whose output has the element type of their first input (used to find dtypes without
 # running shape inference).
 _SAME_TYPE_OPS = frozenset(
-    "Identity Elu Relu LeakyRelu Selu Celu Gelu Sigmoid Tanh Exp Log Neg Abs Sqrt Reciprocal "
+    "Identity Elu Celu Relu LeakyRelu Selu Gelu Sigmoid Tanh Exp Log Neg Abs Sqrt Reciprocal "
     "Add Sub Mul Div Pow Min Max Sum MatMul Gemm Conv ConvTranspose BatchNormalization "
     "LayerNormalization Softmax LogSoftmax Reshape Transpose Flatten Squeeze Unsqueeze Expand "
     "Concat Slice Gather Pad ReduceSum ReduceMean MaxPool AveragePool GlobalAveragePool Dropout "
     "Tile Erf Clip".split()
 )
+# Ops whose output holds exactly the elements of their first input (same values, maybe another
+# shape): EluGrad, elementwise, may read such a tensor in place of the original.
+VIEW_OPS = frozenset({"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
 _MAX_CONST_ELEMENTS = 16
+_MAX_UNIFORM_ELEMENTS = 1 << 16
 
 
 def _elem_of(dtype) -> int | None:
@@ -54,18 +62,35 @@ def node_label(node: gs.Node) -> str:
     return f"{node.op}({out})"
 
 
-class GraphView:
-    """Producer / consumer / constant / dtype queries on one graphsurgeon graph."""
+def is_default_domain(node: gs.Node) -> bool:
+    return node.domain in DEFAULT_DOMAINS
 
-    def __init__(self, graph: gs.Graph, model: onnx.ModelProto | None = None):
+
+class GraphView:
+    """Producer / consumer / constant / dtype / shape queries on one graph scope.
+
+    ``visible`` holds the ids of the nodes of this scope and its enclosing scopes (a value of an
+    enclosing scope may be read here); ``local`` those of this scope only. ``base_dir`` is where
+    external data files are, for the few small constants a rule needs the value of.
+    """
+
+    def __init__(self, graph: gs.Graph, model: onnx.ModelProto | None = None, *,
+                 enclosing: GraphView | None = None, base_dir: str | None = None,
+                 shapes: dict[str, tuple] | None = None, input_types: dict[str, int] | None = None):
         self.graph = graph
         self._model = model
+        # element types of a function's formal inputs, from its call sites (functions are untyped)
+        self.input_types = dict(input_types or {})
+        self.base_dir = base_dir
+        self.local = {id(n) for n in graph.nodes}
+        self.visible = self.local | (enclosing.visible if enclosing is not None else set())
         self._inferred: dict[str, int] | None = None
-        # id(tensor) -> (tensor, elem type, resolved from the graph rather than by inference)
+        self._inferred_shapes = shapes
         # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
         # read the graph, and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
         self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
+        self.unreadable: dict[str, str] = {}  # constant name -> why its value could not be read
         self.output_names = {t.name for t in graph.outputs}
 
     # -- structure ------------------------------------------------------------------------
@@ -76,24 +101,21 @@ class GraphView:
     def producer_op(self, tensor, *ops: str) -> gs.Node | None:
         """The producer of ``tensor`` if its op type (default domain) is one of ``ops``."""
         node = self.producer(tensor)
-        if node is not None and node.op in ops and node.domain in ("", "ai.onnx", None):
+        if node is not None and node.op in ops and is_default_domain(node):
             return node
         return None
 
-    def other_users(self, tensor, allowed_ids: set[int]) -> str | None:
-        """Why ``tensor`` is needed outside the pattern (nodes ``allowed_ids``), or None."""
-        if tensor.name in self.output_names:
-            return "is a graph output"
-        for user in tensor.outputs:
-            if id(user) not in allowed_ids:
-                return f"is also used by {node_label(user)}"
-        return None
+    def consumers(self, tensor) -> list[gs.Node]:
+        """Nodes of this scope or an enclosing one that read ``tensor`` (not nested subgraphs')."""
+        return [n for n in tensor.outputs if id(n) in self.visible]
 
     # -- constants ------------------------------------------------------------------------
     def const(self, tensor) -> np.ndarray | None:
         """The value of a small constant tensor (initializer, Constant, Cast/CastLike of one).
 
-        Memoized per tensor (rules ask about the same shared constants at every site)."""
+        Memoized per tensor (rules ask about the same shared constants at every site). An
+        initializer in external data is read from its file (``base_dir``) when small; when it
+        cannot be, ``unreadable`` says why and the result is None."""
         hit = self._const_cache.get(id(tensor))
         if hit is not None and hit[0] is tensor:
             return hit[1]
@@ -104,13 +126,13 @@ class GraphView:
     def _const(self, tensor) -> np.ndarray | None:
         for _ in range(8):
             if isinstance(tensor, gs.Constant):
-                if getattr(tensor, "data_location", None) == TensorProto.EXTERNAL:
-                    return None
                 if _size(tensor.shape) > _MAX_CONST_ELEMENTS:
                     return None
+                if getattr(tensor, "data_location", None) == TensorProto.EXTERNAL:
+                    return self._external(tensor)
                 return np.asarray(tensor.values)
             node = self.producer(tensor)
-            if node is None or node.domain not in ("", "ai.onnx", None):
+            if node is None or not is_default_domain(node):
                 return None
             if node.op == "Constant":
                 return self._constant_attr(node)
@@ -134,6 +156,37 @@ class GraphView:
             return None
         return None
 
+    def _external(self, tensor: gs.Constant) -> np.ndarray | None:
+        """A small external-data initializer's value, read from its file (not the whole file)."""
+        proto = getattr(getattr(tensor, "_values", None), "tensor", None)
+        if proto is None:
+            self.unreadable[tensor.name] = "its external data reference is not available"
+            return None
+        info = {e.key: e.value for e in proto.external_data}
+        location = info.get("location", "")
+        if self.base_dir is None:
+            self.unreadable[tensor.name] = (f"it is stored as external data in {location!r} and the model's "
+                                            "folder is unknown (pass base_dir or a file path)")
+            return None
+        path = os.path.join(self.base_dir, location)
+        try:
+            np_type = (dtypes.numpy_dtype("bfloat16") if proto.data_type == TensorProto.BFLOAT16
+                       else onnx.helper.tensor_dtype_to_np_dtype(proto.data_type))
+            count = _size(tuple(proto.dims))
+            nbytes = count * np.dtype(np_type).itemsize
+            offset, length = int(info.get("offset", 0)), int(info.get("length", nbytes))
+            if length != nbytes:
+                raise ValueError(f"length {length} does not fit {count} element(s) of {np.dtype(np_type)}")
+            with open(path, "rb") as f:
+                f.seek(offset)
+                raw = f.read(nbytes)
+            if len(raw) != nbytes:
+                raise ValueError(f"the file ends after {len(raw)} of {nbytes} bytes at offset {offset}")
+            return np.frombuffer(raw, dtype=np.dtype(np_type).newbyteorder("<")).reshape(tuple(proto.dims))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self.unreadable[tensor.name] = f"its external data {path} could not be read: {exc}"
+            return None
+
     @staticmethod
     def _constant_attr(node: gs.Node) -> np.ndarray | None:
         for key, value in node.attrs.items():
@@ -156,29 +209,85 @@ class GraphView:
             return None
         return value.reshape(())[()]
 
+    def uniform(self, tensor) -> np.float32 | None:
+        """The value, as float32, of a tensor provably filled with one number: a one-element
+        constant, a small constant with all elements equal, ``ConstantOfShape``, or ``Expand`` /
+        a view op of such a tensor. None otherwise."""
+        for _ in range(8):
+            value = self.const(tensor)
+            if value is not None:
+                if value.size == 0 or not _is_number(value):
+                    return None
+                flat = value.reshape(-1).astype(np.float32)
+                return flat[0] if np.all(flat.view(np.uint32) == flat[:1].view(np.uint32)) else None
+            if isinstance(tensor, gs.Constant):  # larger than a "small" constant
+                if getattr(tensor, "data_location", None) == TensorProto.EXTERNAL:
+                    return None
+                if _size(tensor.shape) > _MAX_UNIFORM_ELEMENTS:
+                    return None
+                flat = np.asarray(tensor.values).reshape(-1)
+                if flat.size == 0 or not _is_number(flat):
+                    return None
+                flat = flat.astype(np.float32)
+                return flat[0] if np.all(flat.view(np.uint32) == flat[:1].view(np.uint32)) else None
+            node = self.producer(tensor)
+            if node is None or not is_default_domain(node):
+                return None
+            if node.op == "ConstantOfShape":
+                fill = node.attrs.get("value")
+                if fill is None:
+                    return np.float32(0)
+                v = np.asarray(fill.values).reshape(-1)
+                return np.float32(v[0]) if v.size == 1 and _is_number(v) else None
+            if node.op in ("Expand", *VIEW_OPS) and node.inputs:
+                tensor = node.inputs[0]
+                continue
+            return None
+        return None
+
     def is_scalar(self, tensor, target: float) -> bool:
-        value = self.scalar(tensor)
-        return value is not None and _is_number(value) and float(value) == target
+        value = self.uniform(tensor)
+        return value is not None and float(value) == target
 
     # -- identity-like wrappers -----------------------------------------------------------
     def strip(self, tensor):
         """Look through Identity and Mul-by-1 (a one-element constant 1): the tensor itself."""
         for _ in range(16):
             node = self.producer(tensor)
-            if node is None or node.domain not in ("", "ai.onnx", None):
+            if node is None or not is_default_domain(node):
                 return tensor
             if node.op == "Identity":
                 tensor = node.inputs[0]
             elif node.op == "Mul" and len(node.inputs) == 2:
                 a, b = node.inputs
-                if self.is_scalar(b, 1.0) and self.const(a) is None:
+                if self.is_scalar(b, 1.0) and self.const(a) is None and _same_shape_or_scalar(a, b):
                     tensor = a
-                elif self.is_scalar(a, 1.0) and self.const(b) is None:
+                elif self.is_scalar(a, 1.0) and self.const(b) is None and _same_shape_or_scalar(b, a):
                     tensor = b
                 else:
                     return tensor
             else:
                 return tensor
+        return tensor
+
+    def value_key(self, tensor):
+        """A key equal for tensors that provably hold the same values: the same tensor (through
+        Identity / Mul-by-1), or the same Cast of such tensors (exporters without CSE write one
+        Cast per use)."""
+        tensor = self.strip(tensor)
+        node = self.producer_op(tensor, "Cast")
+        if node is not None and node.inputs:
+            return ("Cast", node.attrs.get("to"), self.value_key(node.inputs[0]))
+        return id(tensor)
+
+    def view_source(self, tensor):
+        """``tensor`` with value-preserving view ops (Reshape, Flatten, Squeeze, Unsqueeze,
+        Identity) stripped: the tensor holding the same elements before any reshaping."""
+        for _ in range(16):
+            node = self.producer_op(tensor, *VIEW_OPS)
+            if node is None or not node.inputs:
+                return tensor
+            tensor = node.inputs[0]
         return tensor
 
     def upcast_source(self, tensor):
@@ -191,30 +300,40 @@ class GraphView:
 
     def downcast_consumer(self, tensor) -> tuple[gs.Node, int] | None:
         """``(cast, elem_type)`` when ``tensor``'s only use is ``Cast(tensor, to=FLOAT16|BFLOAT16)``."""
-        if tensor.name in self.output_names or len(tensor.outputs) != 1:
+        users = self.consumers(tensor)
+        if tensor.name in self.output_names or len(users) != 1 or len(tensor.outputs) != 1:
             return None
-        node = tensor.outputs[0]
-        if node.op != "Cast" or node.domain not in ("", "ai.onnx", None):
+        node = users[0]
+        if node.op != "Cast" or not is_default_domain(node) or id(node) not in self.local:
             return None
         to = node.attrs.get("to")
         return (node, to) if to in LOW_PRECISION else None
 
-    def find_consumer(self, tensor, op: str) -> gs.Node | None:
-        """A node of type ``op`` fed by ``tensor`` directly or through Identity / Mul-by-1."""
-        frontier, seen = [tensor], set()
+    def elu_like_consumers(self, tensor) -> list[gs.Node]:
+        """``Elu`` nodes (and ``Celu`` with alpha 1, the same function) reading ``tensor`` directly
+        or through Identity / Mul-by-1, in this scope or an enclosing one, in graph order."""
+        found, frontier, seen = [], [tensor], set()
         for _ in range(4):
             nxt = []
             for t in frontier:
-                for user in t.outputs:
-                    if id(user) in seen or user.domain not in ("", "ai.onnx", None):
+                for user in self.consumers(t):
+                    if id(user) in seen or not is_default_domain(user):
                         continue
                     seen.add(id(user))
-                    if user.op == op:
-                        return user
-                    if user.op in ("Identity", "Mul") and user.outputs:
-                        if self.strip(user.outputs[0]) is t:
-                            nxt.append(user.outputs[0])
+                    if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):
+                        found.append(user)
+                    elif user.op in ("Identity", "Mul") and user.outputs and self.strip(user.outputs[0]) is t:
+                        nxt.append(user.outputs[0])
             frontier = nxt
+        return found
+
+    def elu_of(self, tensor) -> gs.Node | None:
+        """The Elu-like node whose output ``tensor`` holds (through view ops), or None."""
+        node = self.producer(self.view_source(tensor))
+        if node is None or not is_default_domain(node):
+            return None
+        if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):
+            return node
         return None
 
     # -- types ----------------------------------------------------------------------------
@@ -222,9 +341,7 @@ class GraphView:
         """ONNX element type of ``tensor`` from metadata, producers, or (lazily) shape inference.
 
         Walks up through type-preserving producers. Every tensor on a resolved walk has the same
-        element type, so all of them are memoized: over a whole graph the walks stay linear
-        (an uncached walk from deep inside a long chain of same-type ops would otherwise cost up
-        to 64 steps per query).
+        element type, so all of them are memoized: over a whole graph the walks stay linear.
         """
         cache = self._elem_cache
         hit = cache.get(id(tensor))
@@ -243,7 +360,10 @@ class GraphView:
                 break
             elem = None
             node = self.producer(tensor)
-            if node is None or node.domain not in ("", "ai.onnx", None):
+            if node is None and tensor.name in self.input_types:
+                elem, decided = self.input_types[tensor.name], True
+                break
+            if node is None or not is_default_domain(node):
                 break
             if node.op == "Cast":
                 elem, decided = node.attrs.get("to"), True
@@ -276,23 +396,82 @@ class GraphView:
     def _inferred_types(self) -> dict[str, int]:
         if self._inferred is None:
             self._inferred = {}
-            if self._model is not None:
-                try:
-                    inferred = onnx.shape_inference.infer_shapes(self._model)
-                except Exception:  # noqa: BLE001 - inference is only a fallback
-                    inferred = None
-                if inferred is not None:
-                    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-                        if vi.type.tensor_type.elem_type:
-                            self._inferred[vi.name] = vi.type.tensor_type.elem_type
+            for name, (elem, _) in _inference(self._model).items():
+                if elem:
+                    self._inferred[name] = elem
         return self._inferred
+
+    def shape(self, tensor) -> tuple | None:
+        """Static shape of ``tensor`` (ints, or strings for symbolic dims) from the graph's
+        metadata or shape inference; None when unknown."""
+        shape = self.known_shape(tensor)
+        if shape is not None:
+            return shape
+        if isinstance(tensor, gs.Constant):
+            return tuple(int(d) for d in tensor.shape)
+        if self._inferred_shapes is None:
+            self._inferred_shapes = {n: s for n, (_, s) in _inference(self._model).items() if s is not None}
+        return self._inferred_shapes.get(tensor.name)
 
     @staticmethod
     def known_shape(tensor) -> tuple | None:
         shape = tensor.shape
         if shape is None:
             return None
+        if any(d is None for d in shape):
+            return None
         return tuple(d if isinstance(d, int) else str(d) for d in shape)
+
+    def same_shape(self, a, b) -> str | None:
+        """None when ``a`` and ``b`` provably have one shape, else the reason."""
+        sa, sb = self.shape(a), self.shape(b)
+        if sa is None or sb is None:
+            which = a.name if sa is None else b.name
+            return f"the shape of {which} is unknown, so grads and activations cannot be shown to be equal"
+        if sa != sb:
+            return (f"grads {a.name} has shape {list(sa)}, activations {b.name} has shape {list(sb)}: EluGrad "
+                    "needs equal shapes (no broadcasting)")
+        return None
+
+
+_INFERENCE_CACHE: dict[int, tuple[object, dict]] = {}
+
+
+def _inference(model: onnx.ModelProto | None) -> dict[str, tuple[int | None, tuple | None]]:
+    """``name -> (elem type, shape)`` from ONNX shape inference (cached per model object)."""
+    if model is None:
+        return {}
+    hit = _INFERENCE_CACHE.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    out: dict[str, tuple[int | None, tuple | None]] = {}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # noqa: BLE001 - inference is only a fallback
+        inferred = None
+    if inferred is not None:
+        g = inferred.graph
+        for vi in [*g.input, *g.value_info, *g.output]:
+            t = vi.type.tensor_type
+            shape = None
+            if t.HasField("shape"):
+                dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+                shape = None if any(d is None for d in dims) else tuple(dims)
+            out[vi.name] = (t.elem_type or None, shape)
+    _INFERENCE_CACHE.clear()
+    _INFERENCE_CACHE[id(model)] = (model, out)
+    return out
+
+
+def elu_alpha(node: gs.Node) -> np.float32:
+    alpha = node.attrs.get("alpha")
+    return np.float32(1.0 if alpha is None else alpha)
+
+
+def _same_shape_or_scalar(tensor, one) -> bool:
+    """Mul(tensor, 1) keeps ``tensor``'s shape when the 1 is a scalar or has no more dims."""
+    s = one.shape
+    return s is None or len(s) == 0 or all(d == 1 for d in s) and (tensor.shape is None or len(s) <= len(tensor.shape))
 
 
 def _size(shape) -> int:
@@ -318,3 +497,9 @@ def _cast(value: np.ndarray, to) -> np.ndarray | None:
 def float32_of(value) -> np.float32:
     """A constant's value as float32 (how alpha is stored in an attribute)."""
     return np.float32(np.asarray(value).astype(np.float32))
+
+
+def shortest(value: float) -> float:
+    """A float32 attribute value as the exporter wrote it: the shortest decimal that rounds to
+    it (0.3, not 0.30000001192092896)."""
+    return float(str(np.float32(value)))

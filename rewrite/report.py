@@ -21,9 +21,13 @@ class SiteReport:
     exact: bool | None = None  # bit-identical to the original for every input
     notes: list[str] = field(default_factory=list)
     reason: str | None = None  # why it was not fused
+    layer: str | None = None  # the exporter's name of the ELU's layer (PyTorch: its name scopes)
+    scope: str = "main graph"  # which graph: main, a subgraph ("If n/then_branch"), a function
 
     def line(self) -> str:
-        what = f"{self.status:10s} {self.rule:18s} -> {self.output}"
+        where = f" (layer {self.layer})" if self.layer else ""
+        where += f" in {self.scope}" if self.scope != "main graph" else ""
+        what = f"{self.status:10s} {self.rule:18s} -> {self.output}{where}"
         if self.reason:
             return f"{what}: {self.reason}"
         detail = f" [{self.dtype}, alpha={self.alpha!r}, {'exact' if self.exact else 'not bit-exact'}]"
@@ -37,6 +41,8 @@ class RewriteReport:
     pass_name: str = ""
     strict: bool = False
     sites: list[SiteReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # about the whole pass (e.g. unreadable data)
+    validation: str | None = None  # the validation table, when the CLI validated the result
     # seconds per phase of the last pass (fuse: scan, import, match, edit, cleanup, export);
     # diagnostics only: not part of to_dict() / to_json(), not compared
     timings: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
@@ -51,12 +57,16 @@ class RewriteReport:
 
     def to_dict(self) -> dict:
         return {"pass": self.pass_name, "strict": self.strict,
-                "sites": [asdict(s) for s in self.sites]}
+                "sites": [asdict(s) for s in self.sites], "notes": list(self.notes),
+                "validation": self.validation}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     def summary(self) -> str:
-        head = (f"{self.pass_name}: {len(self.fused)} site(s) rewritten, "
+        done = "would be rewritten" if self.pass_name == "inspect" else "rewritten"
+        head = (f"{self.pass_name}: {len(self.fused)} site(s) {done}, "
                 f"{len(self.rejected)} rejected" + (" (strict)" if self.strict else ""))
-        return "\n".join([head] + ["  " + s.line() for s in self.sites])
+        lines = [head] + ["  " + s.line() for s in self.sites]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)

@@ -1,9 +1,24 @@
-"""What a rule is, what it produces, and the matching helpers the ELU-backward rules share.
+"""What a rule is, what it produces, and the analysis the ELU-backward rules share.
 
 A rule is a small module with a ``pattern`` (does this node start the structure? returns the
 captured pieces or None), a ``check`` (returns the reason the site must not be fused, or None;
-fills in grads / activations / alpha / dtype and the semantic notes) and a ``replacement``
-(the ``EluGrad`` node, built by :func:`elu_grad_node` for every rule).
+fills in grads / activations / alpha / dtype and the semantic notes), a ``replacement`` (the
+``EluGrad`` node, built by :func:`elu_grad_nodes` for every rule) and ``needs``: the op types a
+graph must contain for the pattern to be able to match (the protobuf pre-filter is built from
+them, :func:`rewrite.fuse.has_candidates`).
+
+What the rules accept is derived from what the ELU backward computes. For ``Y = Elu(X){alpha}``
+and any upstream gradient ``P`` (a tensor or a product of factors, e.g. with a dropout mask):
+
+    dX = X <= 0 ? P * alpha * exp(X) : P   =   Y <= 0 ? P * (Y + alpha) : P   ~   EluGrad(P, Y)
+
+so a site is a select between a *negative branch* ``N`` and a *positive branch* ``P`` (a
+``Where`` in either branch order, under a comparison of ``T`` with 0 in any of its spellings,
+possibly negated), where ``N``'s factors are ``P``'s factors plus one ELU factor: ``exp(X)`` times
+constants multiplying to alpha (``T = X``, the input form), or ``T + alpha`` (the output form;
+``T`` may be a reshaped view of ``Y``: EluGrad is elementwise). Where the original and EluGrad
+can differ (the comparison includes 0 or NaN; the input form's ``alpha*exp(X)`` against
+``Y + alpha``; float16 arithmetic) the site is not exact and its notes say where.
 """
 
 from __future__ import annotations
@@ -13,9 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx_graphsurgeon as gs
+from onnx import TensorProto
 
 from ort_ops import DOMAIN
-from rewrite.graph_view import DTYPE_NAMES, GraphView, float32_of, node_label
+from rewrite.graph_view import DTYPE_NAMES, GraphView, elu_alpha, node_label
+
+COMPARISON_OPS = ("Less", "LessOrEqual", "Greater", "GreaterOrEqual")
 
 # How far apart a pattern and EluGrad can be, in words, for the report.
 ROUNDING_NOTE = (
@@ -31,7 +49,7 @@ class Site:
 
     rule: str
     root: gs.Node  # the node whose output the EluGrad produces (before any Cast back)
-    nodes: list = field(default_factory=list)  # every node of the pattern (report, claims)
+    nodes: list = field(default_factory=list)  # nodes of the pattern (report)
     output: gs.Variable | None = None  # the tensor EluGrad will produce (name kept)
     grads: gs.Tensor | None = None
     activations: gs.Tensor | None = None
@@ -39,6 +57,8 @@ class Site:
     dtype: str | None = None
     exact: bool = True  # bit-identical to the original for every input
     notes: list[str] = field(default_factory=list)
+    layer: str | None = None  # the exporter's name of the ELU's layer, when it wrote one
+    broadcast: tuple | None = None  # grads/activations need Expand to this shape (or "dynamic")
     caps: dict = field(default_factory=dict)  # rule-private captures
 
 
@@ -48,104 +68,221 @@ class Rule:
     anchor: str  # op type of the node ``pattern`` is tried on
     pattern: Callable[[GraphView, gs.Node], Site | None]
     check: Callable[[GraphView, Site], str | None]
-    replacement: Callable[[GraphView, Site], gs.Node]
+    replacement: Callable[[GraphView, Site], list]
+    # groups of op types: a graph can hold a site only if it has an op of every group
+    needs: tuple[frozenset[str], ...] = ()
     doc: str = ""
 
-
-def elu_grad_node(site: Site) -> gs.Node:
-    """``ai.ortops::EluGrad(grads, activations){alpha}`` producing ``site.output``."""
-    return gs.Node(
-        op="EluGrad",
-        name=f"{node_label(site.root)}/EluGrad",
-        domain=DOMAIN,
-        attrs={"alpha": float(site.alpha)},
-        inputs=[site.grads, site.activations],
-        outputs=[site.output],
-    )
+    def could_match(self, op_types: set[str]) -> bool:
+        return self.anchor in op_types and all(group & op_types for group in self.needs)
 
 
-# -- shared pieces of the Where(cmp(v, 0), Mul(...), dY) patterns ------------------------------
-def where_parts(view: GraphView, where: gs.Node):
-    """``(cmp_node, compared, mul_root, else_)`` of ``Where(cmp(v, 0), Mul..., else_)``, or None."""
+def needs(*groups) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset((g,) if isinstance(g, str) else g) for g in groups)
+
+
+def elu_grad_nodes(view: GraphView, site: Site, name: str) -> list[gs.Node]:
+    """``ai.ortops::EluGrad(grads, activations){alpha}`` producing ``site.output`` (with Expand
+    nodes first when the operands must be broadcast to one shape)."""
+    grads, acts = site.grads, site.activations
+    nodes = []
+    if site.broadcast is not None:
+        grads, acts, nodes = _broadcast_operands(view, site, name)
+    nodes.append(gs.Node(op="EluGrad", name=name, domain=DOMAIN, attrs={"alpha": float(site.alpha)},
+                         inputs=[grads, acts], outputs=[site.output]))
+    return nodes
+
+
+def _broadcast_operands(view: GraphView, site: Site, name: str):
+    """Expand grads and activations to their common shape: EluGrad is elementwise, so applying it
+    to the broadcast operands gives what the broadcasting original computes."""
+    nodes = []
+    if site.broadcast == "dynamic":
+        shape_g, shape_a = gs.Variable(f"{name}/grads_shape", dtype=np.int64), gs.Variable(f"{name}/acts_shape", dtype=np.int64)
+        nodes += [gs.Node("Shape", f"{name}/shape_grads", inputs=[site.grads], outputs=[shape_g]),
+                  gs.Node("Shape", f"{name}/shape_acts", inputs=[site.activations], outputs=[shape_a])]
+        to_g, to_a = shape_a, shape_g
+    else:
+        to_g = to_a = gs.Constant(f"{name}/shape", np.array(site.broadcast, dtype=np.int64))
+    grads = gs.Variable(f"{name}/grads_expanded", dtype=site.grads.dtype)
+    acts = gs.Variable(f"{name}/acts_expanded", dtype=site.activations.dtype)
+    nodes += [gs.Node("Expand", f"{name}/expand_grads", inputs=[site.grads, to_g], outputs=[grads]),
+              gs.Node("Expand", f"{name}/expand_acts", inputs=[site.activations, to_a], outputs=[acts])]
+    return grads, acts, nodes
+
+
+# -- the select: which branch is the ELU's negative side ------------------------------------
+@dataclass
+class Select:
+    """A select ``cond ? then : else`` read as the ELU backward's branches."""
+
+    compared: object  # T, the tensor compared with 0
+    negative: object  # the branch taken on the negative side
+    positive: object  # the branch taken elsewhere
+    includes_zero: bool  # the negative side includes T == +-0 (<=), EluGrad's does not
+    includes_nan: bool  # the negative side includes NaN T, EluGrad's does not
+    nodes: list  # the comparison (and Not) nodes
+    zero: object = None  # the constant T is compared with
+    unreadable: str | None = None  # why that constant's value could not be read
+
+
+def read_condition(view: GraphView, cond) -> tuple | None:
+    """``(T, true_side, includes_zero, includes_nan, nodes, zero, unreadable)`` of a comparison of T
+    with 0 (or with a constant whose value could not be read: ``unreadable`` says why):
+    true_side is "negative" when the condition holds for T < 0 (or <= 0), "positive" otherwise."""
+    nodes, flips = [], 0
+    node = view.producer_op(cond, "Not", *COMPARISON_OPS)
+    while node is not None and node.op == "Not":
+        nodes.append(node)
+        flips += 1
+        node = view.producer_op(node.inputs[0], "Not", *COMPARISON_OPS)
+    if node is None or len(node.inputs) != 2:
+        return None
+    nodes.append(node)
+    a, b = node.inputs
+    unreadable = None
+    if view.is_scalar(b, 0.0):
+        tensor, op, zero = a, node.op, b
+    elif view.is_scalar(a, 0.0):  # 0 < T is T > 0, and so on
+        tensor, zero, op = b, a, {"Less": "Greater", "LessOrEqual": "GreaterOrEqual", "Greater": "Less",
+                         "GreaterOrEqual": "LessOrEqual"}[node.op]
+    elif b.name in view.unreadable or a.name in view.unreadable:  # maybe 0: say why it is unknown
+        zero = b if b.name in view.unreadable else a
+        tensor, op = (a if zero is b else b), node.op
+        unreadable = f"constant {zero.name}: {view.unreadable[zero.name]}"
+    else:
+        return None
+    # the comparison's true set, then flipped by each Not (the complement includes NaN)
+    side = "negative" if op in ("Less", "LessOrEqual") else "positive"
+    includes_zero = op in ("LessOrEqual", "GreaterOrEqual")
+    includes_nan = False
+    if flips % 2:
+        side = "positive" if side == "negative" else "negative"
+        includes_zero, includes_nan = not includes_zero, True
+    return tensor, side, includes_zero, includes_nan, nodes, zero, unreadable
+
+
+def read_select(view: GraphView, where: gs.Node) -> Select | None:
+    """``Where(cond(T, 0), then, else)`` as negative and positive branches, or None."""
     if len(where.inputs) != 3:
         return None
-    cond, then, else_ = where.inputs
-    cmp = view.producer_op(cond, "LessOrEqual", "Less")
-    if cmp is None or not view.is_scalar(cmp.inputs[1], 0.0):
+    cond = read_condition(view, where.inputs[0])
+    if cond is None:
         return None
-    mul = view.producer_op(view.strip(then), "Mul")
-    if mul is None:
-        return None
-    return cmp, cmp.inputs[0], mul, else_
+    tensor, side, zero, nan, nodes, const, unreadable = cond
+    then, else_ = where.inputs[1], where.inputs[2]
+    if side == "negative":
+        return Select(tensor, then, else_, zero, nan, nodes, const, unreadable)
+    # the negative branch is taken where the condition is false: the complement
+    return Select(tensor, else_, then, not zero, not nan, nodes, const, unreadable)
 
 
-def mul_factors(view: GraphView, mul: gs.Node, nodes: list):
-    """Leaves of a tree of Mul nodes (Identity / Mul-by-1 looked through); appends the Muls."""
-    leaves, stack = [], [mul]
+def boundary_notes(sel: Select, at_zero_differs: bool, what: str) -> list[str]:
+    notes = []
+    if sel.includes_zero and at_zero_differs:
+        notes.append(f"boundary: at {what} == 0 the original takes the negative branch (alpha*dY), EluGrad gives dY")
+    if sel.includes_nan:
+        notes.append(f"where {what} is NaN the original takes the negative branch (NaN), EluGrad gives dY")
+    return notes
+
+
+# -- products of factors -----------------------------------------------------------------------
+@dataclass
+class Factors:
+    """A tensor as a product: non-constant leaves (a multiset, by identity) times constants."""
+
+    leaves: list
+    consts: list  # (tensor or None for a Neg, value as float64)
+    nodes: list
+
+
+def factors(view: GraphView, tensor, limit: int = 16) -> Factors:
+    """The factors of a tree of Mul (and Neg) nodes; Identity looked through."""
+    out = Factors([], [], [])
+    stack = [tensor]
     while stack:
-        node = stack.pop()
-        nodes.append(node)
-        for operand in node.inputs:
-            base = view.strip(operand)
-            inner = view.producer_op(base, "Mul")
-            if inner is not None and view.const(base) is None and len(nodes) < 16:
-                stack.append(inner)
-            else:
-                leaves.append(base)
-    return leaves
-
-
-def split_factors(view: GraphView, leaves):
-    """``(constant product as float32 or None if none, non-constant leaves)``."""
-    product, others = None, []
-    for leaf in leaves:
-        value = view.scalar(leaf)
+        t = view.strip(stack.pop())
+        value = view.uniform(t)
         if value is not None:
-            v = float32_of(value)
-            product = v if product is None else np.float32(product * v)
+            out.consts.append((t, float(value)))
+            continue
+        node = view.producer_op(t, "Mul", "Neg")
+        if node is not None and len(out.nodes) < limit:
+            out.nodes.append(node)
+            if node.op == "Neg":
+                out.consts.append((None, -1.0))
+                stack.append(node.inputs[0])
+            elif len(node.inputs) == 2:
+                stack.extend(node.inputs)
+            else:
+                out.leaves.append(t)
+            continue
+        out.leaves.append(t)
+    return out
+
+
+def extra_factors(view: GraphView, negative: Factors, positive: Factors) -> tuple[list, float] | str:
+    """``(leaves, constant)``: what ``negative`` multiplies ``positive`` by, or the reason it
+    does not contain every factor of ``positive`` (factors compared by value key)."""
+    leaves = list(negative.leaves)
+    keys = [view.value_key(t) for t in leaves]
+    for leaf in positive.leaves:
+        key = view.value_key(leaf)
+        for i, cand in enumerate(keys):
+            if cand == key:
+                del leaves[i], keys[i]
+                break
         else:
-            others.append(leaf)
-    return product, others
+            return f"the positive branch's factor {leaf.name} is not a factor of the negative branch"
+    consts = list(negative.consts)
+    k = 1.0
+    for tensor, value in positive.consts:
+        for i, (cand, cand_value) in enumerate(consts):
+            if (tensor is not None and cand is tensor) or cand_value == value:
+                del consts[i]
+                break
+        else:
+            k /= value
+    for _, value in consts:
+        k *= value
+    return leaves, k
 
 
-def resolve_precision(view: GraphView, site: Site, out_tensor) -> None:
-    """Decide whether the site is a Cast-wrapped fp16/bf16 one; sets output / dtype."""
-    down = view.downcast_consumer(out_tensor)
-    if down is not None:
-        cast, to = down
-        site.nodes.append(cast)
-        site.output = cast.outputs[0]
-        site.dtype = DTYPE_NAMES[to]
-        site.caps["wrapped"] = True
-    else:
-        site.output = out_tensor
-        site.dtype = view.dtype_name(out_tensor)
-        site.caps["wrapped"] = False
+def dtype_of_site(view: GraphView, site: Site, tensors) -> str | None:
+    """The one dtype of ``tensors`` (float32/float16/bfloat16), or None with a reason recorded."""
+    names = {view.dtype_name(t) for t in tensors}
+    if len(names) == 1 and None not in names:
+        return names.pop()
+    site.caps["dtype_reason"] = ("cannot determine the dtype of the gradient (float32/float16/bfloat16 "
+                                 f"expected; found {sorted(str(n) for n in names)})")
+    return None
 
 
-def source(view: GraphView, site: Site, tensor):
-    """The tensor EluGrad should read for ``tensor`` of the float32 math (drops Cast-to-FLOAT)."""
-    if site.caps.get("wrapped"):
-        return view.upcast_source(tensor)
-    return view.strip(tensor)
+def elu_for_input(view: GraphView, x, alpha: np.float32) -> tuple[gs.Node | None, str | None]:
+    """The Elu-like node reading ``x`` with ``alpha`` (first in graph order), else the reason."""
+    elus = view.elu_like_consumers(x)
+    for elu in elus:
+        if elu_alpha(elu) == alpha:
+            return elu, None
+    if not elus:
+        return None, f"{x.name} does not feed an Elu node (in this graph or an enclosing one)"
+    alphas = ", ".join(repr(float(str(elu_alpha(e)))) for e in elus)
+    return None, f"no Elu of {x.name} has alpha {float(str(alpha))!r} (its Elus have alpha {alphas})"
 
 
-def common_checks(view: GraphView, site: Site, intermediates) -> str | None:
-    """Reasons shared by all rules: dtype, shapes, intermediates used outside the pattern."""
+def finish(view: GraphView, site: Site) -> str | None:
+    """Checks every rule shares, once grads / activations / output / dtype are set: dtypes
+    agree, shapes are equal (or can be made so), float16 arithmetic noted."""
     if site.dtype is None:
-        return "cannot determine the dtype of the gradient (float32/float16/bfloat16 expected)"
-    allowed = {id(n) for n in site.nodes}
-    for tensor in intermediates:
-        why = view.other_users(tensor, allowed)
-        if why:
-            return f"intermediate {tensor.name} {why}"
+        return site.caps.get("dtype_reason", "cannot determine the dtype of the gradient "
+                                             "(float32/float16/bfloat16 expected)")
     for role, tensor in (("grads", site.grads), ("activations", site.activations)):
         dtype = view.dtype_name(tensor)
         if dtype != site.dtype:
             return f"{role} {tensor.name} has dtype {dtype}, expected {site.dtype}"
-    g_shape, a_shape = view.known_shape(site.grads), view.known_shape(site.activations)
-    if g_shape is not None and a_shape is not None and g_shape != a_shape:
-        return f"grads shape {list(g_shape)} differs from activations shape {list(a_shape)}"
+    reason = shapes(view, site)
+    if reason:
+        return reason
     if site.dtype != "float32" and not site.caps.get("wrapped", True):
         site.exact = False
         site.notes.append(
@@ -155,43 +292,74 @@ def common_checks(view: GraphView, site: Site, intermediates) -> str | None:
     return None
 
 
-def elu_alpha(node: gs.Node) -> np.float32:
-    alpha = node.attrs.get("alpha")
-    return np.float32(1.0 if alpha is None else alpha)
+def shapes(view: GraphView, site: Site) -> str | None:
+    """grads, activations and output have one shape; else Expand them (constant shape when
+    known, ``Shape`` of each other when not and nothing else can broadcast), or the reason."""
+    g, a, out = view.shape(site.grads), view.shape(site.activations), view.shape(site.output)
+    if g is not None and a is not None:
+        if g == a and (out is None or out == g):
+            return None
+        target = _broadcast(g, a)
+        if target is None or not all(isinstance(d, int) for d in target):
+            return (f"grads {site.grads.name} {list(g)} and activations {site.activations.name} {list(a)} "
+                    "cannot be broadcast to one static shape")
+        if out is not None and out != target:
+            return (f"the result has shape {list(out)}, not the broadcast {list(target)} of grads and activations "
+                    "(another operand broadcasts too)")
+        site.broadcast = target
+        site.notes.append(f"grads {list(g)} and activations {list(a)} are expanded to {list(target)}")
+        return None
+    if site.caps.get("only_scalar_consts"):
+        site.broadcast = "dynamic"
+        site.notes.append("shapes unknown: grads and activations are expanded to each other's shape")
+        return None
+    which = site.grads.name if g is None else site.activations.name
+    return (f"the shape of {which} is unknown and a constant of the pattern is not a scalar, so the "
+            "result's shape cannot be shown to be the operands'")
 
 
-def where_operands(view: GraphView, site: Site, caps: dict, operand, operand_op: str, grad):
-    """The shared operand checks of the ``Where(cmp(T, 0), Mul(dY, f(T)), dY)`` rules.
-
-    Resolves (through the Cast wrappers of fp16/bf16 sites) the compared tensor, the tensor
-    ``operand`` that the ``operand_op`` node reads, and the gradient in the Mul and in the
-    else branch. Returns ``(compared, grads, None)`` when the two T and the two dY agree,
-    else ``(None, None, reason)``.
-    """
-    compared = source(view, site, caps["compared"])
-    read = source(view, site, operand)
-    dy_mul = source(view, site, grad)
-    dy_else = source(view, site, caps["else_"])
-    if site.caps["wrapped"] and any(t is None for t in (compared, read, dy_mul, dy_else)):
-        return None, None, (
-            f"a {site.dtype} site needs every input to be Cast(.., to=FLOAT) of a {site.dtype} tensor"
-        )
-    if read is not compared:
-        return None, None, (
-            f"{operand_op} reads {read.name}, which is not the compared tensor {compared.name}"
-        )
-    if dy_mul is not dy_else:
-        return None, None, (
-            f"the Mul's gradient {dy_mul.name} is not the Where's else branch {dy_else.name}"
-        )
-    return compared, dy_mul, None
+def _broadcast(a: tuple, b: tuple) -> tuple | None:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
 
 
-def where_intermediates(site: Site, caps: dict, operand_node: gs.Node) -> list:
-    """Tensors a ``Where`` site computes on the way (they must have no other consumers)."""
-    tensors = [caps["cmp"].outputs[0], operand_node.outputs[0]] + [
-        n.outputs[0] for n in site.nodes if n.op == "Mul"
-    ]
-    if site.caps["wrapped"]:
-        tensors.append(site.root.outputs[0])
-    return tensors
+def scalar_consts(view: GraphView, tensors) -> bool:
+    """Every tensor is a rank-0 constant (cannot make a broadcast result larger)."""
+    for t in tensors:
+        if t is None:
+            continue
+        value = view.const(t)
+        if value is not None:
+            if value.ndim != 0:
+                return False
+            continue
+        shape = t.shape if isinstance(t, gs.Constant) else view.shape(t)
+        if shape is None or len(shape) != 0:
+            return False
+    return True
+
+
+def resolve_wrapped(view: GraphView, site: Site, out_tensor) -> gs.Node | None:
+    """The ``Cast(.., to=FLOAT16|BFLOAT16)`` that is the only use of ``out_tensor``, if any."""
+    down = view.downcast_consumer(out_tensor)
+    return None if down is None else down[0]
+
+
+def wrapped_dtype(cast: gs.Node) -> str:
+    return DTYPE_NAMES[cast.attrs.get("to")]
+
+
+FLOAT = TensorProto.FLOAT
+__all__ = ["COMPARISON_OPS", "Factors", "ROUNDING_NOTE", "Rule", "Select", "Site", "boundary_notes",
+           "dtype_of_site", "elu_for_input", "elu_grad_nodes", "extra_factors", "factors", "finish",
+           "needs", "node_label", "read_condition", "read_select", "resolve_wrapped", "scalar_consts",
+           "wrapped_dtype"]

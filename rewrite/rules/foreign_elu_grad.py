@@ -12,7 +12,7 @@ import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
 from rewrite.graph_view import GraphView
-from rewrite.rules.base import Rule, Site, common_checks, elu_grad_node
+from rewrite.rules.base import Rule, Site, dtype_of_site, elu_grad_nodes, finish
 
 NAME = "foreign_elu_grad"
 # domain -> how its EluGrad maps onto ours (alpha attribute name, or None for alpha = 1)
@@ -33,12 +33,13 @@ def check(view: GraphView, site: Site) -> str | None:
     site.grads, site.activations = node.inputs
     site.output = node.outputs[0]
     site.alpha = 1.0
-    site.dtype = view.dtype_name(site.grads)
-    return common_checks(view, site, [])
+    site.caps["only_scalar_consts"] = False
+    site.dtype = dtype_of_site(view, site, [site.grads, site.activations])
+    return finish(view, site)
 
 
-def replacement(view: GraphView, site: Site) -> gs.Node:
-    return elu_grad_node(site)
+def replacement(view: GraphView, site: Site, name: str) -> list:
+    return elu_grad_nodes(view, site, name)
 
 
-RULE = Rule(NAME, "EluGrad", pattern, check, replacement, __doc__.splitlines()[0])
+RULE = Rule(NAME, "EluGrad", pattern, check, replacement, (), __doc__.splitlines()[0])

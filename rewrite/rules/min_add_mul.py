@@ -1,11 +1,12 @@
-"""``Mul(Add(Min(Y, 0), 1), dY) -> EluGrad(dY, Y)`` with ``Y = Elu(X)`` (alpha = 1).
+"""``Mul(Add(Min(Y, 0), 1), dY) -> EluGrad(dY, Y)`` (alpha = 1).
 
 The article's literal formula ``(min(activations, 0) + 1) * grads``, Mul/Add/Min operands in
 either order, float32 or float16/bfloat16 with ``Cast(.., to=FLOAT)`` inputs and one Cast back.
+Like EluGrad's own formula it holds for any Y: Y need not be read from an Elu.
 
-Semantics: equal to EluGrad wherever Y is a number (Y >= 0 gives 1*dY == dY exactly), but
-where Y is NaN ``Min`` may propagate the NaN whereas EluGrad returns dY: fused by default
-with that note, not with ``strict=True``.
+Semantics: equal to EluGrad wherever Y is a number, except that ``1 * dY`` quiets a
+signalling-NaN dY where EluGrad copies it; where Y is NaN ``Min`` may propagate the NaN whereas
+EluGrad returns dY: fused by default with those notes, not with ``strict=True``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from rewrite.graph_view import GraphView, float32_of
+from rewrite.graph_view import GraphView
 from rewrite.rules.base import (
     Rule,
     Site,
-    common_checks,
-    elu_alpha,
-    elu_grad_node,
-    resolve_precision,
-    source,
+    dtype_of_site,
+    elu_grad_nodes,
+    finish,
+    needs,
+    resolve_wrapped,
+    scalar_consts,
+    wrapped_dtype,
 )
 
 NAME = "min_add_mul"
@@ -61,38 +64,41 @@ def check(view: GraphView, site: Site) -> str | None:
         return "Min must have two operands"
     a, b = min_node.inputs
     if view.is_scalar(b, 0.0):
-        y = a
+        y, zero = a, b
     elif view.is_scalar(a, 0.0):
-        y = b
+        y, zero = b, a
     else:
         return "Min does not compare with the constant 0"
-    one = view.scalar(caps["one"])
-    if one is None or float32_of(one) != np.float32(1):
+    one = view.uniform(caps["one"])
+    if one is None or np.float32(one) != np.float32(1):
         return f"the Add constant is {None if one is None else float(one)!r}, expected 1"
-    resolve_precision(view, site, site.root.outputs[0])
-    y_src = source(view, site, y)
-    dy = source(view, site, caps["grads"])
-    if site.caps["wrapped"] and any(t is None for t in (y_src, dy)):
-        return f"a {site.dtype} site needs every input to be Cast(.., to=FLOAT) of a {site.dtype} tensor"
-    elu = view.producer_op(y_src, "Elu")
-    if elu is None:
-        return f"{y_src.name} is not the output of an Elu node"
-    if elu_alpha(elu) != np.float32(1):
-        return f"Elu {elu.name or elu.outputs[0].name} has alpha {float(elu_alpha(elu))!r}; this form is only ELU's gradient for alpha 1"
-    site.grads, site.activations, site.alpha = dy, elu.outputs[0], 1.0
-    intermediates = [min_node.outputs[0], caps["add"].outputs[0]]
-    if site.caps["wrapped"]:
-        intermediates.append(site.root.outputs[0])
-    reason = common_checks(view, site, intermediates)
+    site.caps["only_scalar_consts"] = scalar_consts(view, [zero, caps["one"]])
+    cast = resolve_wrapped(view, site, site.root.outputs[0])
+    y_src, dy = view.strip(y), view.strip(caps["grads"])
+    site.caps["wrapped"] = cast is not None
+    if cast is not None:
+        y_src, dy = view.upcast_source(y), view.upcast_source(caps["grads"])
+        if y_src is None or dy is None:
+            return f"a {wrapped_dtype(cast)} site needs every input to be Cast(.., to=FLOAT) of a {wrapped_dtype(cast)} tensor"
+        site.nodes.append(cast)
+        site.output, site.dtype = cast.outputs[0], wrapped_dtype(cast)
+    else:
+        site.output = site.root.outputs[0]
+    site.grads, site.activations, site.alpha = dy, y_src, 1.0
+    site.caps["elu"] = view.elu_of(y_src)
+    if cast is None:
+        site.dtype = dtype_of_site(view, site, [dy, y_src, site.output])
+    reason = finish(view, site)
     if reason:
         return reason
     site.exact = False
-    site.notes.append("where Y is NaN, Min(Y, 0) may give NaN; EluGrad gives dY")
+    site.notes.append("where Y is NaN, Min(Y, 0) may give NaN; EluGrad gives dY. 1 * dY quiets a signalling-NaN "
+                      "dY; EluGrad copies it")
     return None
 
 
-def replacement(view: GraphView, site: Site) -> gs.Node:
-    return elu_grad_node(site)
+def replacement(view: GraphView, site: Site, name: str) -> list:
+    return elu_grad_nodes(view, site, name)
 
 
-RULE = Rule(NAME, "Mul", pattern, check, replacement, __doc__.splitlines()[0])
+RULE = Rule(NAME, "Mul", pattern, check, replacement, needs("Add", "Min"), __doc__.splitlines()[0])

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 
 from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.validate import TOLERANCES, compare, random_inputs, session
+from rewrite.validation import TOLERANCES, compare, random_inputs, session
 from ort_ops import ort_io
 from ort_ops.reference import OPS
 

@@ -12,7 +12,7 @@ from checks import fuse_and_check, ops
 from graphs import elu_backward, mlp
 from ort_ops import ort_io
 from rewrite import RewriteReport, fuse_elu_grad, inspect_elu_grad, lower_elu_grad
-from rewrite.validate import session
+from rewrite.validation import session
 
 PHASES = {"scan", "import", "match", "edit", "cleanup", "export"}
 

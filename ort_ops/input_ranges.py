@@ -1,4 +1,4 @@
-"""Which values an integer input of a training graph may take, read from the graph itself.
+"""Which values an integer input of a model may take, read from the graph itself (no torch).
 
 PyTorch's losses reject class indices out of range ("Target -1 is out of bounds"); ONNX's
 GatherElements/ScatterElements/Gather accept negative indices (counting from the end), so the
