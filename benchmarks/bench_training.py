@@ -24,10 +24,10 @@ import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import models  # noqa: E402
+from ort_ops import training  # noqa: E402
 import ort_ops  # noqa: E402
 import rewrite  # noqa: E402
-from models.train import SGD, Trainer  # noqa: E402
+from ort_ops.training.trainer import SGD, Trainer  # noqa: E402
 from models.zoo import elu_mlp  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def bench_config(hidden: tuple[int, ...], args) -> dict[str, float]:
     batches = [(rng.standard_normal((args.batch, 64), dtype=np.float32),
                 rng.integers(0, 10, args.batch).astype(np.int64)) for _ in range(args.steps)]
     x0, y0 = (torch.from_numpy(a) for a in batches[0])
-    unfused = models.export_training_graph(module, (x0,), F.cross_entropy, targets=(y0,),
+    unfused = training.export_training_graph(module, (x0,), F.cross_entropy, targets=(y0,),
                                            params_as_inputs=True, verify=False)
     fused = rewrite.fuse_elu_grad(unfused)
     init = {n: prm.detach().numpy().copy() for n, prm in module.named_parameters()}

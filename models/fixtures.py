@@ -1,7 +1,7 @@
 """The committed ONNX training-graph fixtures (``tests/fixtures/*.onnx``) and how to rebuild them.
 
 Regenerate all of them with ``python scripts/make_fixtures.py`` (or ``python -m
-models.fixtures [OUT_DIR]``). Each fixture is :func:`models.export_training_graph` of a
+models.fixtures [OUT_DIR]``). Each fixture is :func:`ort_ops.training.export_training_graph` of a
 :mod:`models.zoo` model with cross-entropy loss on a deterministic batch of 8 (parameters as
 initializers, inputs ``input`` and ``target``); :func:`load_case` rebuilds the same module,
 inputs and loss so tests can compare a fixture (or a rewrite of it) with eager autograd.
@@ -61,7 +61,7 @@ def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def load_case(name: str):
     """``(module, inputs, targets)`` of fixture ``name``, already cast to its dtype."""
-    from models.export import prepare
+    from ort_ops.training.export import prepare
 
     fx = BY_NAME[name]
     x, y = zoo.example_batch(fx.kind, BATCH)
@@ -75,7 +75,7 @@ def path_of(name: str, directory: str | os.PathLike | None = None) -> Path:
 
 def make(fx: Fixture, directory: str | os.PathLike | None = None):
     """Export one fixture (verified against eager autograd) and write it; returns the path."""
-    from models.export import export_training_graph
+    from ort_ops.training.export import export_training_graph
 
     x, y = zoo.example_batch(fx.kind, BATCH)
     out = path_of(fx.name, directory)

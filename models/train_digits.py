@@ -14,7 +14,7 @@ write ``curves.json`` and ``loss_curves.png``.
 
 With ``--ep cann`` the parameters and the optimizer state live on the NPU (``Trainer(...,
 device="cann")``; ``--device cpu`` keeps them in host memory and binds them every step), and
-the step's one session (training graph and optimizer update, ``models.step_graph``) is a CANN EP
+the step's one session (training graph and optimizer update, ``ort_ops.training.step_graph``) is a CANN EP
 session.
 
 CNN on CANN: onnxruntime-cann 1.24.4 claims the graph's Conv nodes (forward, with bias, and the
@@ -33,7 +33,7 @@ import sys
 
 import numpy as np
 
-from models.train import SGD, Adam, Trainer
+from ort_ops.training.trainer import SGD, Adam, Trainer
 from ort_ops.files import atomic_write, atomic_write_text
 
 AGREE_STEPS = 200
@@ -218,18 +218,18 @@ def run_cpu(args, data, files) -> int:
     import torch
     import torch.nn.functional as F
 
-    import models
+    from ort_ops import training
     import rewrite
 
     module = build_module(args)
     x_tr, y_tr = data[0], data[1]
     xb, yb = epoch_batches(x_tr, y_tr, args.batch, 0, args.seed)[0]
-    graph = models.export_training_graph(module, (torch.from_numpy(xb),), F.cross_entropy,
+    graph = training.export_training_graph(module, (torch.from_numpy(xb),), F.cross_entropy,
                                          targets=(torch.from_numpy(yb),), params_as_inputs=True)
     graph = rewrite.fuse_elu_grad(graph)
     n_elu_grad = sum(n.op_type == "EluGrad" for n in graph.graph.node)
     init = {n: p.detach().numpy().copy() for n, p in module.named_parameters()}
-    models.save_atomic(graph, files["graph"])
+    training.save_atomic(graph, files["graph"])
     np.savez(files["init"], **init)
     n_elu = sum(n.op_type == "Elu" for n in graph.graph.node)
     print(f"training graph ({args.model}): {len(graph.graph.node)} nodes, {n_elu_grad} EluGrad "

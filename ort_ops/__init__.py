@@ -13,7 +13,9 @@ Importing this package registers the ONNX schemas of its ops with ``onnx.defs`` 
 from ort_ops.domain import DOMAIN, OPSET_VERSION
 from ort_ops.library import get_library_path, register
 from ort_ops import schemas as _schemas
+from ort_ops.ops import OPS
 
 _schemas.register_all()
 
-__all__ = ["DOMAIN", "OPSET_VERSION", "get_library_path", "register"]
+__version__ = "0.2.0"
+__all__ = ["DOMAIN", "OPS", "OPSET_VERSION", "__version__", "get_library_path", "register"]

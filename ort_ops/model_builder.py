@@ -23,6 +23,47 @@ def make_model(graph: onnx.GraphProto) -> onnx.ModelProto:
     return model
 
 
+def make_op_model(
+    op,
+    dtype="float32",
+    shape: Sequence[int | str | None] | None = (4, 2),
+    *,
+    input_dtypes: Sequence | None = None,
+    input_shapes: Sequence | None = None,
+    output_dtype=None,
+    name: str | None = None,
+    **attributes,
+) -> onnx.ModelProto:
+    """A one-node model of an ``ai.ortops`` op (an :class:`~ort_ops.ops.OpDef` or its name):
+    graph inputs and outputs named after the op's, of ``dtype`` and ``shape`` unless
+    ``input_dtypes`` / ``input_shapes`` / ``output_dtype`` say otherwise (ONNX ``TensorProto``
+    codes are accepted, so that unsupported types can be written for error tests). An attribute
+    passed as None is left out (the op's default applies)."""
+    from ort_ops.ops import OpDef
+    from ort_ops.ops import op as op_named
+
+    op = op if isinstance(op, OpDef) else op_named(op)
+
+    def elem(t):
+        return t if isinstance(t, int) else dtypes.onnx_type(t)
+
+    in_types = [elem(t) for t in (input_dtypes or [dtype] * len(op.inputs))]
+    in_shapes = list(input_shapes or [shape] * len(op.inputs))
+    out_type = elem(dtype) if output_dtype is None else elem(output_dtype)
+    unknown = set(attributes) - set(op.defaults())
+    if unknown:
+        raise TypeError(f"{op.name} has no attributes {sorted(unknown)} (it has {sorted(op.defaults())})")
+    attrs = {k: float(v) for k, v in attributes.items() if v is not None}
+    node = helper.make_node(op.name, [t.name for t in op.inputs], [t.name for t in op.outputs], domain=op.domain,
+                            name=name or op.name, **attrs)
+    graph = helper.make_graph(
+        [node], op.name.lower(),
+        [helper.make_tensor_value_info(t.name, ty, s) for t, ty, s in zip(op.inputs, in_types, in_shapes)],
+        [helper.make_tensor_value_info(t.name, out_type, shape) for t in op.outputs],
+    )
+    return make_model(graph)
+
+
 def make_elu_grad_model(
     dtype="float32",
     shape: Sequence[int | str | None] | None = (4, 2),
@@ -40,24 +81,7 @@ def make_elu_grad_model(
     be written for error tests. ``alpha=None`` leaves the attribute out (default 1.0).
     """
 
-    def elem(t):
-        return t if isinstance(t, int) else dtypes.onnx_type(t)
-
-    g_type = elem(dtype)
-    a_type = g_type if activations_dtype is None else elem(activations_dtype)
-    y_type = g_type if output_dtype is None else elem(output_dtype)
     a_shape = shape if activations_shape is None else activations_shape
-    attrs = {} if alpha is None else {"alpha": float(alpha)}
-    node = helper.make_node(
-        "EluGrad", ["grads", "activations"], ["y"], domain=DOMAIN, name=name, **attrs
-    )
-    graph = helper.make_graph(
-        [node],
-        "elu_grad",
-        [
-            helper.make_tensor_value_info("grads", g_type, shape),
-            helper.make_tensor_value_info("activations", a_type, a_shape),
-        ],
-        [helper.make_tensor_value_info("y", y_type, shape)],
-    )
-    return make_model(graph)
+    return make_op_model("EluGrad", dtype, shape, input_dtypes=[dtype, dtype if activations_dtype is None
+                                                                else activations_dtype],
+                         input_shapes=[shape, a_shape], output_dtype=output_dtype, name=name, alpha=alpha)

@@ -30,15 +30,8 @@ import ort_ops
 from ort_ops import DOMAIN, dtypes, ort_io
 from ort_ops.input_ranges import label_ranges
 from ort_ops.reference import OPS
-
-# dtype name -> (atol, rtol); |a - b| <= atol + rtol * |b|.
-TOLERANCES = {
-    "float32": (1e-5, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (6e-2, 3e-2),
-    "float64": (1e-12, 1e-10),
-}
-GRAD_PREFIX = "grad."
+from ort_ops.tolerances import TOLERANCES, check
+from ort_ops.training.interface import GRAD_PREFIX
 RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                         "Bernoulli", "Multinomial"})
 VALIDATION_SEED = 20240101.0
@@ -50,7 +43,7 @@ class OutputCheck:
     against: str  # "ort-original" or "reference"
     dtype: str
     max_abs: float
-    max_rel: float
+    max_rel: float  # max_abs relative to max|want| (the scale the tolerance uses)
     ok: bool
     nonfinite: int = 0  # NaN/inf elements equal in both results
     message: str = ""
@@ -176,27 +169,22 @@ def _fan_in(name: str, shape: list[int], shapes: dict) -> int:
 
 
 def compare(name, against, got, want, tolerances=TOLERANCES) -> OutputCheck:
+    """``got`` against ``want`` by the project's tolerance rule (:mod:`ort_ops.tolerances`)."""
     got, want = np.asarray(got), np.asarray(want)
     try:
-        dtype = dtypes.canonical_name(want.dtype)
+        dtype = dtypes.canonical_name(want.dtype, allowed=tuple(tolerances))
     except TypeError:
         dtype = str(want.dtype)
-    if got.shape != want.shape:
-        return OutputCheck(name, against, dtype, float("inf"), float("inf"), False,
-                           message=f"shape {list(got.shape)} differs from {list(want.shape)}")
-    atol, rtol = tolerances.get(dtype, (0.0, 0.0))
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
-    same_nonfinite = (g_bad & w_bad) & ((np.isnan(g) & np.isnan(w)) | (g == w))
+    tolerance = tolerances.get(dtype)
+    if tolerance is None:  # integers, booleans: equal
+        equal = got.shape == want.shape and np.array_equal(got, want)
+        return OutputCheck(name, against, dtype, 0.0 if equal else float("inf"), 0.0, equal,
+                           message="" if equal else "values differ")
+    result = check(got, want, tolerance)
     with np.errstate(all="ignore"):
-        diff = np.where(same_nonfinite, 0.0, np.abs(g - w))
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        rel = diff / np.maximum(np.abs(np.where(w_bad, 1.0, w)), np.finfo(np.float64).tiny)
-    ok = bool((diff <= atol + rtol * np.abs(np.where(w_bad, 0.0, w))).all())
-    max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(rel.max()) if rel.size else 0.0
-    message = "" if ok else f"{int((diff > atol + rtol * np.abs(np.where(w_bad, 0.0, w))).sum())} element(s) out of tolerance"
-    return OutputCheck(name, against, dtype, max_abs, max_rel, ok, int(same_nonfinite.sum()), message)
+        scale = float(np.abs(want[np.isfinite(want)].astype(np.float64)).max()) if np.isfinite(want).any() else 0.0
+    rel = result.max_abs / scale if scale else (0.0 if result.max_abs == 0 else float("inf"))
+    return OutputCheck(name, against, dtype, result.max_abs, rel, result.ok, result.nonfinite, result.message)
 
 
 def _with_data(model: onnx.ModelProto, path: str | None) -> onnx.ModelProto:

@@ -8,10 +8,10 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-.venv/bin/python -m ort_ops.demo --ep cpu "$@"
+.venv/bin/python -m models.demo_elugrad --ep cpu "$@"
 if [ -x .venv-cann/bin/python ]; then
   echo
-  .venv-cann/bin/python -m ort_ops.demo --ep cann "$@"
+  .venv-cann/bin/python -m models.demo_elugrad --ep cann "$@"
 fi
 for model in mlp cnn; do
   echo

@@ -1,8 +1,8 @@
-"""The ONNX translation of aten.convolution_backward (models.conv_backward).
+"""The ONNX translation of aten.convolution_backward (ort_ops.training.conv_backward).
 
 Two levels: the translation itself, evaluated op by op with onnxscript's eager evaluator
 (ORT) against ``torch.ops.aten.convolution_backward`` over a wide matrix of attributes, and
-whole CNN training graphs through ``models.export_training_graph`` against eager autograd.
+whole CNN training graphs through ``ort_ops.training.export_training_graph`` against eager autograd.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from models import conv_backward, export_training_graph
-from models.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
+from ort_ops.training import conv_backward, export_training_graph
+from ort_ops.training.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
 
 GROUPS = ("1", "2", "depthwise")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ort_ops import demo, dtypes
+from models import demo_elugrad as demo
+from ort_ops import dtypes
 from ort_ops.reference import elu_grad
 
 

@@ -1,4 +1,4 @@
-"""models.export_training_graph: names, parameter handling, numerics vs eager autograd, errors,
+"""ort_ops.training.export_training_graph: names, parameter handling, numerics vs eager autograd, errors,
 atomic writes, and the committed fixtures in tests/fixtures/."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from models import GRAD_PREFIX, LOSS_NAME, export_training_graph, fixtures, zoo
-from models.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
+from models import fixtures, zoo
+from ort_ops.training import GRAD_PREFIX, LOSS_NAME, export_training_graph
+from ort_ops.training.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
 from ort_ops.domain import IR_VERSION
 
 CE = nn.CrossEntropyLoss()
@@ -117,7 +118,7 @@ def test_float16_export_keeps_module_and_matches(mlp_case):
     assert next(module.parameters()).dtype == torch.float32  # the user's module is untouched
     inputs = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
     assert inputs == {"input": onnx.TensorProto.FLOAT16, "target": onnx.TensorProto.INT64}
-    from models.export import prepare
+    from ort_ops.training.export import prepare
 
     half, (xh,), (yh,) = prepare(module, (x,), (y,), torch.float16)
     assert_matches_eager(model, half, (xh,), CE, (yh,))

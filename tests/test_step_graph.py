@@ -1,4 +1,4 @@
-"""models.step_graph: the training graph and the optimizer update merged into one graph."""
+"""ort_ops.training.step_graph: the training graph and the optimizer update merged into one graph."""
 
 import numpy as np
 import onnx
@@ -6,8 +6,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from models.step_graph import UPDATE_PREFIX, build_step_graph
-from models.train_optim import SGD, Adam
+from ort_ops.training.step_graph import UPDATE_PREFIX, build_step_graph
+from ort_ops.training.optim import SGD, Adam
 from ort_ops.domain import IR_VERSION, ONNX_OPSET
 
 SHAPES = {"w": (3,)}

@@ -18,10 +18,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models
+from ort_ops import training
 import rewrite
-from models.train import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
-from models.verify import to_numpy
+from ort_ops.training.trainer import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
+from ort_ops.training.verify import to_numpy
 from models.zoo import elu_mlp, example_batch
 
 BATCH = 8
@@ -34,7 +34,7 @@ def _mlp():
 @pytest.fixture(scope="module")
 def graph() -> onnx.ModelProto:
     x, y = example_batch("mlp", BATCH)
-    g = models.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,), params_as_inputs=True,
+    g = training.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,), params_as_inputs=True,
                                      verify=False)
     return rewrite.fuse_elu_grad(g)
 

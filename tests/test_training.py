@@ -1,4 +1,4 @@
-"""models.train: ORT training (fused and unfused ELU backward) against PyTorch, step for step."""
+"""ort_ops.training.trainer: ORT training (fused and unfused ELU backward) against PyTorch, step for step."""
 
 import os
 
@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models
+from ort_ops import training
 import rewrite
-from models.train import SGD, Adam, Trainer, check_training_graph, load_checkpoint_arrays
-from models.verify import TOLERANCES, compare_all, to_numpy
+from ort_ops.training.trainer import SGD, Adam, Trainer, check_training_graph, load_checkpoint_arrays
+from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 from models.zoo import elu_mlp, example_batch
 
 BATCH = 16
@@ -26,7 +26,7 @@ def _mlp():
 @pytest.fixture(scope="module")
 def graphs() -> dict[str, onnx.ModelProto]:
     x, y = example_batch("mlp", BATCH)
-    unfused = models.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,),
+    unfused = training.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,),
                                            params_as_inputs=True, verify=False)
     fused = rewrite.fuse_elu_grad(unfused)
     assert "EluGrad" in {n.op_type for n in fused.graph.node}
@@ -204,7 +204,7 @@ def test_unknown_and_missing_parameters(graphs):
 
 def test_parameters_as_initializers_are_rejected():
     x, y = example_batch("mlp", BATCH)
-    graph = models.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,), verify=False)
+    graph = training.export_training_graph(_mlp(), (x,), F.cross_entropy, targets=(y,), verify=False)
     with pytest.raises(ValueError, match="params_as_inputs=True"):
         Trainer(graph, _init(), SGD(), progress=False)
 

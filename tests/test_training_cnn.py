@@ -10,11 +10,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models
+from ort_ops import training
 import rewrite
-from models.train import SGD, Adam, Trainer
+from ort_ops.training.trainer import SGD, Adam, Trainer
 from models.train_digits import epoch_batches, load_digits
-from models.verify import TOLERANCES, compare_all, to_numpy
+from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 from models.zoo import IMAGE_SHAPE, elu_cnn
 
 pytest.importorskip("sklearn")
@@ -45,7 +45,7 @@ def digits_batches() -> list[tuple[np.ndarray, np.ndarray]]:
 def graphs(digits_batches) -> dict[str, onnx.ModelProto]:
     x, y = (torch.from_numpy(a) for a in digits_batches[0])
     # verify=True: the export itself checks loss and gradients against eager autograd.
-    unfused = models.export_training_graph(_cnn(), (x,), F.cross_entropy, targets=(y,),
+    unfused = training.export_training_graph(_cnn(), (x,), F.cross_entropy, targets=(y,),
                                            params_as_inputs=True)
     fused = rewrite.fuse_elu_grad(unfused)
     return {"fused": fused, "unfused": unfused}

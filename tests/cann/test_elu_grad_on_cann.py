@@ -154,7 +154,7 @@ def test_injected_acl_failure_surfaces_and_session_recovers(alpha):
 
 
 def test_demo_on_cann(tmp_path, capsys):
-    from ort_ops import demo
+    from models import demo_elugrad as demo
 
     assert demo.main(["--ep", "cann", "--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("sim_dir")
 
 ACL_FORMAT_NCHW, ACL_FORMAT_NHWC, ACL_FORMAT_ND = 0, 1, 2
 ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_FORMAT_NOT_MATCH = 100023, 100027  # acl/acl_base.h
-RTOL, ATOL = 1e-5, 1e-6  # fp32 row of models.verify.TOLERANCES (max|d| <= atol + rtol*max|want|)
+RTOL, ATOL = 1e-5, 1e-6  # fp32 row of ort_ops.training.verify.TOLERANCES (max|d| <= atol + rtol*max|want|)
 
 
 # -- NumPy references ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ Checked:
 - loss and gradients equal the CPU EP's (same process, CPU-only session with the op library
   registered): bit for bit where every CANN node upstream is elementwise (``loss``,
   ``grad.net.4.bias``), otherwise ``max|got - want| <= 1e-6 + 1e-5 * max|want|`` (fp32 row of
-  ``models.verify.TOLERANCES``; the differences come from BatchMatMul's accumulation order);
+  ``ort_ops.training.verify.TOLERANCES``; the differences come from BatchMatMul's accumulation order);
 - placement from ORT's profile: exactly the expected op types run on CANNExecutionProvider
   (EluGrad included), everything else on CPU, with Memcpy nodes in between;
 - the ACL op types the provider sent (the simulator's per-op-type counters);
@@ -34,7 +34,7 @@ rewrite = pytest.importorskip("rewrite")
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mlp_elu_fp32.onnx"
 CANN, CPU = "CANNExecutionProvider", "CPUExecutionProvider"
-RTOL, ATOL = 1e-5, 1e-6  # fp32 row of models.verify.TOLERANCES (max|d| <= atol + rtol*max|want|)
+RTOL, ATOL = 1e-5, 1e-6  # fp32 row of ort_ops.training.verify.TOLERANCES (max|d| <= atol + rtol*max|want|)
 EXACT_OUTPUTS = ("loss", "grad.net.4.bias")  # only elementwise CANN nodes upstream
 
 # ONNX op types the CANN EP (onnxruntime-cann 1.24.4) claims in this graph, with node counts.

@@ -1,4 +1,4 @@
-"""Training on the CANN EP (simulated here) with models.train: the same losses and parameters
+"""Training on the CANN EP (simulated here) with ort_ops.training.trainer: the same losses and parameters
 as the same training on the CPU EP, with EluGrad, the claimed training-graph ops and the
 optimizer update verified from ORT's profile to have run on CANNExecutionProvider."""
 
@@ -9,8 +9,8 @@ import pytest
 
 cann_ep = pytest.importorskip("cann_ep")
 
-from models.step_graph import UPDATE_PREFIX  # noqa: E402
-from models.train import SGD, Adam, Trainer, cpu_session_factory  # noqa: E402
+from ort_ops.training.step_graph import UPDATE_PREFIX  # noqa: E402
+from ort_ops.training.trainer import SGD, Adam, Trainer, cpu_session_factory  # noqa: E402
 from test_training_graph_on_cann import CANN, make_model  # noqa: E402
 
 STEPS = 12

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 
 from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.validation import TOLERANCES, compare, random_inputs, session
+from rewrite.validation import compare, random_inputs, session
 from ort_ops import ort_io
 from ort_ops.reference import OPS
 
@@ -37,12 +37,12 @@ def fuse_and_check(model, expected_ops=None, *, strict=False, n_sites=1, ort=Tru
         want = ort_io.run(session(model), feeds, names)
         got = ort_io.run(session(fused), feeds, names)
         for name, g, w in zip(names, got, want):
-            check = compare(name, "ort", g, w, TOLERANCES)
+            check = compare(name, "ort", g, w)
             assert check.ok, check
     if reference:
         ref = onnx.reference.ReferenceEvaluator(fused, new_ops=list(OPS)).run(None, feeds)
         if ort:
             for name, r, g in zip(names, ref, got):
-                check = compare(name, "reference", r, g, TOLERANCES)
+                check = compare(name, "reference", r, g)
                 assert check.ok, check
     return fused, report

@@ -7,7 +7,7 @@ import onnx
 import pytest
 import torch.nn.functional as F
 
-import models
+from ort_ops import training
 import rewrite
 from models.zoo import elu_mlp, example_batch
 
@@ -15,7 +15,7 @@ from models.zoo import elu_mlp, example_batch
 @pytest.fixture(scope="module")
 def exported():
     x, y = example_batch("mlp", 8)
-    return models.export_training_graph(elu_mlp(alpha=0.3, seed=1), (x,), F.cross_entropy, targets=(y,),
+    return training.export_training_graph(elu_mlp(alpha=0.3, seed=1), (x,), F.cross_entropy, targets=(y,),
                                         params_as_inputs=True, verify=False)
 
 

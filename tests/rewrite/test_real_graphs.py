@@ -31,14 +31,14 @@ import pytest
 import torch
 from torch import nn
 
-import models
+from ort_ops import training
 import ort_ops
 import real_graphs as rg
 import rewrite
-from models.verify import compare_all, eager_loss_and_grads, feeds_for, to_numpy
+from ort_ops.training.verify import compare_all, eager_loss_and_grads, feeds_for, to_numpy
 from ort_ops import DOMAIN, ort_io
 from ort_ops.reference import OPS
-from rewrite.validation import TOLERANCES  # dtype name -> (atol, rtol)
+from ort_ops.tolerances import TOLERANCES  # dtype name -> Tolerance(rtol, atol)
 
 NAMES = list(rg.SETUPS)
 NEGATIVE = [n for n, s in rg.SETUPS.items() if s.negative]
@@ -68,7 +68,7 @@ def _reuse_torchlib_listing():
 
 
 def _export(name: str, module, inputs, loss_fn, targets) -> onnx.ModelProto:
-    return models.export_training_graph(module, inputs, loss_fn, targets=targets, params_as_inputs=True,
+    return training.export_training_graph(module, inputs, loss_fn, targets=targets, params_as_inputs=True,
                                         verify=False)
 
 
@@ -195,7 +195,7 @@ def eager(case: Case, masks: list[np.ndarray] | None = None) -> dict[str, np.nda
 
 
 def assert_close(got: dict, want: dict, dtype_name: str, what: str):
-    atol, rtol = TOLERANCES[dtype_name]
+    rtol, atol = TOLERANCES[dtype_name].rtol, TOLERANCES[dtype_name].atol
     report = compare_all(got, want, rtol, atol)
     assert report.ok, f"{what} ({dtype_name}: rtol {rtol}, atol {atol}):\n{report}"
 

@@ -14,7 +14,7 @@ import pytest
 import torch.nn.functional as F
 from torch import nn
 
-import models
+from ort_ops import training
 import rewrite
 from models.zoo import elu_cnn, elu_mlp, example_batch
 from rewrite.validation import compare, make_inputs, validate
@@ -26,14 +26,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def readme_graph():
     """The README's recommended training graph: parameters as inputs."""
     x, y = example_batch("mlp", 16)
-    return models.export_training_graph(elu_mlp(alpha=0.5, seed=0), (x,), F.cross_entropy, targets=(y,),
+    return training.export_training_graph(elu_mlp(alpha=0.5, seed=0), (x,), F.cross_entropy, targets=(y,),
                                         params_as_inputs=True, verify=False)
 
 
 @pytest.fixture(scope="module")
 def cnn_graph():
     x, y = example_batch("cnn", 4)
-    return models.export_training_graph(elu_cnn(seed=0), (x,), F.cross_entropy, targets=(y,),
+    return training.export_training_graph(elu_cnn(seed=0), (x,), F.cross_entropy, targets=(y,),
                                         params_as_inputs=True, verify=False)
 
 
@@ -107,7 +107,7 @@ def test_random_ops_are_seeded_alike_and_said():
         def forward(self, t):
             return self.b(self.d(F.elu(self.a(t))))
 
-    graph = models.export_training_graph(Drop(), (x,), F.cross_entropy, targets=(y,), params_as_inputs=True,
+    graph = training.export_training_graph(Drop(), (x,), F.cross_entropy, targets=(y,), params_as_inputs=True,
                                          verify=False)
     assert "Dropout" in [n.op_type for n in graph.graph.node]
     result = validate(graph, rewrite.fuse_elu_grad(graph), out=None)

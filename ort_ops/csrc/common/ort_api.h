@@ -1,4 +1,8 @@
 // The ONNX Runtime C/C++ API as this library uses it (ORT_API_MANUAL_INIT comes from CMake).
+//
+// The library is compiled against the API 21 headers but asks the runtime for the newest API it
+// offers, down to kMinApiVersion (the newest function the kernels call is
+// KernelContext_ParallelFor, API 17): the same library runs in ONNX Runtime 1.17 and newer.
 #pragma once
 
 #include <onnxruntime_cxx_api.h>
@@ -6,6 +10,10 @@
 #include <string>
 
 namespace ortops {
+
+// The oldest ORT API the kernels work with, and the API version negotiated with the runtime.
+constexpr uint32_t kMinApiVersion = 17;
+uint32_t NegotiatedApiVersion();
 
 // The API table set by RegisterCustomOps; kernels only run after it.
 inline const OrtApi& Api() { return Ort::GetApi(); }

@@ -1,19 +1,19 @@
 """Train with an ONNX training graph in ONNX Runtime: parameters and optimizer state stay in ORT.
 
-    from models.train import Trainer, SGD, Adam
+    from ort_ops.training.trainer import Trainer, SGD, Adam
 
     trainer = Trainer(graph, init_params, SGD(lr=0.1, momentum=0.9))       # CPU EP
     losses = trainer.fit(batches)              # batches: tuples of arrays (graph data inputs)
     trainer.save_checkpoint("ckpt.npz")        # atomic; Trainer(...).load_checkpoint(...) resumes
     params = trainer.parameters()              # NumPy copies, for inspection
 
-The training graph is what ``models.export_training_graph(..., params_as_inputs=True)`` (then
+The training graph is what ``ort_ops.training.export_training_graph(..., params_as_inputs=True)`` (then
 optionally ``rewrite.fuse_elu_grad``) produces: data inputs, then parameter inputs named like
 the parameters; outputs ``loss`` and ``grad.<param>``. It is checked against the initial
 parameters before anything runs (:func:`check_training_graph`, raising ``ValueError``).
 
-Each step is one ORT run with IOBinding of the step graph (:mod:`models.step_graph`): the
-training graph followed by the optimizer's update graph (:mod:`models.train_optim`, one graph
+Each step is one ORT run with IOBinding of the step graph (:mod:`ort_ops.training.step_graph`): the
+training graph followed by the optimizer's update graph (:mod:`ort_ops.training.optim`, one graph
 for all parameters). Parameters and optimizer state are bound as inputs, gradients to
 preallocated outputs, and the new parameters and state to a second set of preallocated values;
 the two sets swap every step. Only the batch goes in and the scalar loss comes out. With
@@ -50,12 +50,11 @@ import onnxruntime as ort
 
 import ort_ops
 from ort_ops.input_ranges import check_labels, label_ranges
-from models.step_graph import build_step_graph
-from models.train_optim import SGD, Adam, Optimizer, from_config
+from ort_ops.training.step_graph import build_step_graph
+from ort_ops.training.optim import SGD, Adam, Optimizer, from_config
 from ort_ops.files import atomic_write
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
-LOSS_NAME = "loss"  # the names models.export uses (not imported: that module needs torch)
-GRAD_PREFIX = "grad."
 CHECKPOINT_FORMAT = 1
 
 __all__ = ["Adam", "CheckpointError", "NonFiniteLossError", "SGD", "Optimizer", "Trainer",

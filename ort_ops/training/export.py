@@ -39,13 +39,12 @@ import torch.utils._pytree as pytree
 from torch import nn
 from torch.export.graph_signature import OutputKind, OutputSpec
 
-from models import conv_backward
+from ort_ops.training import conv_backward
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
-LOSS_NAME = "loss"
-GRAD_PREFIX = "grad."
 _WRAPPED = "model"  # attribute of the loss wrapper holding the user's module
 
 
@@ -171,12 +170,12 @@ def export_training_graph(
     ``params_as_inputs=True`` (use this for training). ``dtype`` exports a converted copy
     (e.g. ``torch.float16``; the user's module is never modified). ``optimize`` runs the
     exporter's onnxscript optimiser. ``verify`` runs the graph in ONNX Runtime (CPU) and
-    compares the loss and every gradient with eager autograd (:mod:`models.verify`), raising
+    compares the loss and every gradient with eager autograd (:mod:`ort_ops.training.verify`), raising
     ``ValueError`` on mismatch. ``path`` is written atomically. Shapes are static. The
     exporter's per-node Python stack traces (local file paths) are dropped unless
     ``keep_stack_traces``; its other node metadata is kept.
     """
-    from models import verify as verify_mod
+    from ort_ops.training import verify as verify_mod
 
     mod, inputs, tgts = prepare(module, example_inputs, targets, dtype)
     if not inputs:

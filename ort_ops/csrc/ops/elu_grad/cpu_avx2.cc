@@ -3,8 +3,8 @@
 // (cpu/elu_grad_math.h): it alone decides NaN payloads, and F16C quiets signalling NaNs where the
 // NumPy reference does not. Loads are unaligned (any address); non-temporal stores only start
 // once the output pointer is 32-byte aligned, which needs an element-aligned output.
-#include "cpu/elu_grad_loops.h"
-#include "cpu/elu_grad_math.h"
+#include "ops/elu_grad/cpu_loops.h"
+#include "ops/elu_grad/cpu_math.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>

@@ -8,7 +8,7 @@ writes each input and output as raw ``<prefix>_input_<i>.bin`` / ``<prefix>_outp
 plus the ``.onnx`` model, compares with the NumPy reference and prints PASS/FAIL per case.
 Exit status 1 if any case fails.
 
-    python -m ort_ops.demo [--dtype bfloat16|float16|float32] [--ep cpu|cann] [--out DIR]
+    python -m models.demo_elugrad [--dtype bfloat16|float16|float32] [--ep cpu|cann] [--out DIR]
 """
 
 from __future__ import annotations

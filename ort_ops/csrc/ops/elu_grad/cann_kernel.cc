@@ -7,37 +7,35 @@
 // float32 intermediates live in per-stream scratch (stream_scratch.h), valid until the ops that
 // use them have run, whatever the number of concurrent runs and streams.
 // Empty tensors launch nothing. ACL is loaded lazily (see acl_api.h).
-#include "cann/elu_grad_op.h"
-
 #include <string>
 
 #include "cann/acl_api.h"
 #include "cann/acl_op.h"
+#include "cann/acl_types.h"
 #include "cann/stream_scratch.h"
-#include "common/elu_grad_op_base.h"
+#include "common/op_base.h"
+#include "ops/elu_grad/elu_grad.h"
 
-namespace ortops::cann {
+namespace ortops::elu_grad {
 namespace {
 
-constexpr const char* kProvider = "CANNExecutionProvider";
+using cann::AclApi;
+using cann::AclOp;
+using cann::GetAcl;
+using cann::kAclType;
+using cann::ScratchLease;
+using cann::ScratchUser;
 
 template <typename T>
-constexpr aclDataType kAclType = ACL_FLOAT;
-template <>
-constexpr aclDataType kAclType<Float16> = ACL_FLOAT16;
-template <>
-constexpr aclDataType kAclType<BFloat16> = ACL_BF16;
-
-template <typename T>
-struct Kernel {
-  explicit Kernel(float alpha_value) : alpha(alpha_value) {}
+struct CannKernel {
+  explicit CannKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
   const float zero = 0.0f;
   const float alpha;
   mutable ScratchUser scratch;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    EluGradIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, T::kOnnxType, &io));
+    ElementwiseIo io;
+    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
     if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
     std::string error;
     const AclApi* acl = GetAcl(&error);
@@ -48,16 +46,16 @@ struct Kernel {
     constexpr aclDataType type = kAclType<T>;
     if (alpha == 1.0f) {
       return AclOp(*acl, "EluGrad")
-          .Input(io.grads, bytes, type, io.shape)
-          .Input(io.activations, bytes, type, io.shape)
-          .Output(io.y, bytes, type, io.shape)
+          .Input(io.inputs[0], bytes, type, io.shape)
+          .Input(io.inputs[1], bytes, type, io.shape)
+          .Output(io.output, bytes, type, io.shape)
           .Run(stream);
     }
     return WithAlpha(context, *acl, stream, io);
   }
 
   OrtStatusPtr WithAlpha(OrtKernelContext* context, const AclApi& acl, aclrtStream stream,
-                         const EluGradIo& io) const {
+                         const ElementwiseIo& io) const {
     constexpr bool is_f32 = kAclType<T> == ACL_FLOAT;
     const size_t n = io.count;
     const size_t f32_bytes = n * sizeof(float);
@@ -66,18 +64,16 @@ struct Kernel {
     // scratch: t | p | mask | [g32 | a32 | y32]
     const size_t mask_bytes = (n + 31) / 32 * 32;
     const size_t total = 2 * f32_bytes + mask_bytes + (is_f32 ? 0 : 3 * f32_bytes);
-    const OrtValue* grads_value = nullptr;
-    ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetInput(context, 0, &grads_value));
-    const OrtMemoryInfo* device = nullptr;
-    ORTOPS_RETURN_IF_ERROR(Api().GetTensorMemoryInfo(grads_value, &device));
     ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch.Acquire(context, device, acl, stream, total, &lease));
+    ORTOPS_RETURN_IF_ERROR(scratch.Acquire(context, io.memory, acl, stream, total, &lease));
     char* t = lease.data();
     char* p = t + f32_bytes;
     char* mask = p + f32_bytes;
-    const void* g32 = io.grads;
-    const void* a32 = io.activations;
-    void* y32 = io.y;
+    const void* grads = io.inputs[0];
+    const void* activations = io.inputs[1];
+    const void* g32 = grads;
+    const void* a32 = activations;
+    void* y32 = io.output;
     if (!is_f32) {
       char* extra = mask + mask_bytes;
       g32 = extra;
@@ -86,10 +82,10 @@ struct Kernel {
     }
     const size_t in_bytes = n * sizeof(typename T::Storage);
     if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(io.grads, in_bytes, kAclType<T>, shape)
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(grads, in_bytes, kAclType<T>, shape)
                                  .Output(const_cast<void*>(g32), f32_bytes, ACL_FLOAT, shape)
                                  .AttrInt("dst_type", ACL_FLOAT).Run(stream));
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(io.activations, in_bytes, kAclType<T>, shape)
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(activations, in_bytes, kAclType<T>, shape)
                                  .Output(const_cast<void*>(a32), f32_bytes, ACL_FLOAT, shape)
                                  .AttrInt("dst_type", ACL_FLOAT).Run(stream));
     }
@@ -108,7 +104,7 @@ struct Kernel {
                                .Output(y32, f32_bytes, ACL_FLOAT, shape).Run(stream));
     if (!is_f32) {
       ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(y32, f32_bytes, ACL_FLOAT, shape)
-                                 .Output(io.y, in_bytes, kAclType<T>, shape)
+                                 .Output(io.output, in_bytes, kAclType<T>, shape)
                                  .AttrInt("dst_type", kAclType<T>).Run(stream));
     }
     return nullptr;
@@ -117,8 +113,6 @@ struct Kernel {
 
 }  // namespace
 
-const std::vector<const OrtCustomOp*>& Ops() {
-  return EluGradOps<Kernel>(kProvider);
-}
+const std::vector<OrtCustomOp*>& CannOps() { return FloatOps<Def, CannKernel>(kCannProvider); }
 
-}  // namespace ortops::cann
+}  // namespace ortops::elu_grad

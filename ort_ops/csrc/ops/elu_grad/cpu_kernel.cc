@@ -1,17 +1,15 @@
 // EluGrad on the CPU EP: validates, then runs the vector loops over cache-sized chunks on the
 // session's intra-op thread pool (single-threaded for small tensors).
-#include "cpu/elu_grad_op.h"
-
 #include <algorithm>
 
 #include "common/element_type.h"
-#include "common/elu_grad_op_base.h"
-#include "cpu/elu_grad_loops.h"
+#include "common/op_base.h"
+#include "ops/elu_grad/cpu_loops.h"
+#include "ops/elu_grad/elu_grad.h"
 
-namespace ortops::cpu {
+namespace ortops::elu_grad {
 namespace {
 
-constexpr const char* kProvider = "CPUExecutionProvider";
 // Tensors below this many elements run on the calling thread: the pool costs more than it saves.
 constexpr size_t kParallelMinElements = size_t{1} << 16;
 // Elements per parallel work item (multiple of 64 so chunks keep the output's alignment).
@@ -48,15 +46,15 @@ struct Job {
 };
 
 template <typename T>
-struct Kernel {
-  explicit Kernel(float alpha_value) : alpha(alpha_value) {}
+struct CpuKernel {
+  explicit CpuKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
   float alpha;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    EluGradIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareEluGrad(context, T::kOnnxType, &io));
+    ElementwiseIo io;
+    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
     if (io.count == 0) return nullptr;
-    Job<T> job{LoopFor<T>(SelectLoops()), io.grads, io.activations, io.y, io.count, alpha,
+    Job<T> job{LoopFor<T>(SelectLoops()), io.inputs[0], io.inputs[1], io.output, io.count, alpha,
                io.count * sizeof(typename T::Storage) >= kStreamingMinBytes};
     if (io.count < kParallelMinElements) {
       job.loop(job.grads, job.activations, job.y, job.count, alpha, job.streaming);
@@ -69,8 +67,6 @@ struct Kernel {
 
 }  // namespace
 
-const std::vector<const OrtCustomOp*>& Ops() {
-  return EluGradOps<Kernel>(kProvider);
-}
+const std::vector<OrtCustomOp*>& CpuOps() { return FloatOps<Def, CpuKernel>(kCpuProvider); }
 
-}  // namespace ortops::cpu
+}  // namespace ortops::elu_grad

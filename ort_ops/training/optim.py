@@ -1,4 +1,4 @@
-"""Optimizers for :mod:`models.train` as ONNX graphs: PyTorch's SGD and Adam update formulas.
+"""Optimizers for :mod:`ort_ops.training.trainer` as ONNX graphs: PyTorch's SGD and Adam update formulas.
 
 Each optimizer builds **one** ONNX graph that updates every parameter (and its state) in a
 single ORT run. Per-parameter graph inputs are ``<name>``, ``grad.<name>`` and one input per
@@ -27,6 +27,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ort_ops.domain import IR_VERSION, ONNX_OPSET
+from ort_ops.training.interface import grad_name
 
 _NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
 
@@ -76,7 +77,7 @@ class Optimizer:
             inputs.append(helper.make_tensor_value_info(s, elem, []))
         for name, shape in shapes.items():
             shape = list(shape)
-            p, g = name, "grad." + name
+            p, g = name, grad_name(name)
             state = {slot: f"{slot}.{name}" for slot in self.slots}
             for v in (p, g, *state.values()):
                 inputs.append(helper.make_tensor_value_info(v, elem, shape))
@@ -89,7 +90,7 @@ class Optimizer:
                 outputs.append(helper.make_tensor_value_info(out, elem, shape))
         graph = helper.make_graph(nodes, f"{self.kind}_update", inputs, outputs, inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
-                                  producer_name="models.train_optim")
+                                  producer_name="ort_ops.training.optim")
         model.ir_version = IR_VERSION
         onnx.checker.check_model(model, full_check=True)
         return model

@@ -4,7 +4,7 @@ torch 2.13's exporter has no translation for this op (``No ONNX function found f
 aten.convolution_backward.default``), so no CNN training graph exports without one.
 :data:`CUSTOM_TRANSLATION_TABLE` is passed as ``torch.onnx.export(...,
 custom_translation_table=...)``; the function is traced with onnxscript and needs static
-shapes (the default for :func:`models.export_training_graph`).
+shapes (the default for :func:`ort_ops.training.export_training_graph`).
 
 For ``y = conv(x, w){stride s, padding p, dilation d, groups G}`` and upstream ``dy``:
 
@@ -147,7 +147,7 @@ def unsupported_reason(*, transposed: bool = False) -> str:
     if transposed:
         return (
             "convolution_backward with transposed=True (the backward of nn.ConvTranspose1d/2d/3d, "
-            "transposed convolution) is not supported by models.conv_backward"
+            "transposed convolution) is not supported by ort_ops.training.conv_backward"
         )
     return "unsupported convolution_backward variant"
 

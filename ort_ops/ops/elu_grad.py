@@ -1,17 +1,23 @@
-"""NumPy reference of EluGrad: where(a < 0, g * (a + alpha), g) in float32, one RNE cast."""
+"""``ai.ortops::EluGrad``: the ELU backward op of CANN, from the ELU's output.
+
+    y = activations < 0 ? (activations + alpha) * grads : grads
+
+Exact semantics and NaN payloads: ``docs/ops/EluGrad.md``; :func:`elu_grad` is their definition.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from onnx.reference.op_run import OpRun
 
 from ort_ops import dtypes
-from ort_ops.domain import DEFAULT_NAN_BITS, DOMAIN
-from ort_ops.schemas.elu_grad import DEFAULT_ALPHA
+from ort_ops.domain import DEFAULT_NAN_BITS
+from ort_ops.ops.definition import Attribute, OpDef, Tensor
+
+DEFAULT_ALPHA = 1.0
 
 
 def elu_grad(grads, activations, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
-    """ELU backward from the ELU output, bit-exact to the CANN kernel's numerics.
+    """ELU backward from the ELU output, bit-exact to every kernel of the op.
 
     Both inputs are cast to float32 (exact for float16/bfloat16), then
     ``t = activations + alpha; p = grads * t; y = activations < 0 ? p : grads`` in float32
@@ -30,17 +36,15 @@ def elu_grad(grads, activations, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
         except TypeError:
             raise TypeError(
                 f"EluGrad: {name} has unsupported dtype {array.dtype}; expected one of "
-                f"{', '.join(dtypes.SUPPORTED)}"
+                f"{', '.join(dtypes.FLOAT_TYPES)}"
             ) from None
     if grads.dtype != activations.dtype:
         raise TypeError(
-            f"EluGrad: grads dtype {grads.dtype} differs from activations dtype "
-            f"{activations.dtype}"
+            f"EluGrad: grads dtype {grads.dtype} differs from activations dtype {activations.dtype}"
         )
     if grads.shape != activations.shape:
         raise ValueError(
-            f"EluGrad: grads shape {list(grads.shape)} differs from activations shape "
-            f"{list(activations.shape)}"
+            f"EluGrad: grads shape {list(grads.shape)} differs from activations shape {list(activations.shape)}"
         )
     g = grads.astype(np.float32)
     a = activations.astype(np.float32)
@@ -58,10 +62,17 @@ def elu_grad(grads, activations, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
         return y.astype(grads.dtype)
 
 
-class EluGrad(OpRun):
-    """``ai.ortops::EluGrad`` for ``onnx.reference.ReferenceEvaluator``."""
-
-    op_domain = DOMAIN
-
-    def _run(self, grads, activations, alpha=None):  # noqa: D102
-        return (elu_grad(grads, activations, DEFAULT_ALPHA if alpha is None else alpha),)
+OP = OpDef(
+    name="EluGrad",
+    inputs=(Tensor("grads", "upstream gradient dL/dY of the ELU output"),
+            Tensor("activations", "the ELU forward output Y")),
+    outputs=(Tensor("y", "dL/dX, same shape and dtype as grads"),),
+    attributes=(Attribute("alpha", DEFAULT_ALPHA, "ELU alpha (the negative-side offset)"),),
+    reference=elu_grad,
+    summary="ELU backward from the ELU output: y = activations < 0 ? (activations + alpha) * grads : grads",
+    doc="""\
+Gradient of ELU computed from the ELU output:
+y = activations < 0 ? (activations + alpha) * grads : grads.
+Computed in float32 (inputs cast exactly), strict less-than (NaN and -0.0 select grads), one
+round-to-nearest-even cast back to T. grads and activations must have the same shape.""",
+)

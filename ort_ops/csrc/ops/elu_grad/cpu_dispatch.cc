@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cpu/elu_grad_loops.h"
+#include "ops/elu_grad/cpu_loops.h"
 
 namespace ortops {
 

@@ -1,6 +1,6 @@
 // Portable EluGrad loops: the scalar math, no intrinsics.
-#include "cpu/elu_grad_loops.h"
-#include "cpu/elu_grad_math.h"
+#include "ops/elu_grad/cpu_loops.h"
+#include "ops/elu_grad/cpu_math.h"
 
 namespace ortops {
 namespace {

@@ -1,6 +1,6 @@
 """One ONNX graph per training step: the training graph followed by the optimizer's update graph.
 
-:class:`models.train.Trainer` runs a step as a single ORT run of this graph. Two sessions (one
+:class:`ort_ops.training.Trainer` runs a step as a single ORT run of this graph. Two sessions (one
 for the gradients, one for the update) cost more than the update itself: each has its own
 intra-op thread pool, and the idle pool's spinning threads compete with the busy one for the
 cores (2 cores, ELU MLP 64-1024-1024-10, batch 256, ``benchmarks/bench_training.py``: ORT
@@ -20,7 +20,7 @@ import onnx
 
 UPDATE_PREFIX = "update/"
 
-# The update graphs (models.train_optim) use only these ops, whose float semantics have not
+# The update graphs (ort_ops.training.optim) use only these ops, whose float semantics have not
 # changed since opset 7; the merged graph keeps the training graph's opset.
 _UPDATE_OPS = {"Add", "Sub", "Mul", "Div", "Sqrt", "Identity"}
 _MIN_OPSET = 7

@@ -1,6 +1,6 @@
 """Check an exported training graph against PyTorch eager autograd in ONNX Runtime (CPU EP).
 
-Tolerances live in :data:`TOLERANCES` (one table, per dtype). A tensor ``got`` matches the
+Tolerances are the project's one table, :mod:`ort_ops.tolerances`: a tensor ``got`` matches the
 eager ``want`` when ``max|got - want| <= atol + rtol * max|want|``: gradients are sums whose
 order differs between ORT and PyTorch, so the error scales with the tensor's magnitude, not
 with each (possibly near-zero) element.
@@ -17,12 +17,13 @@ import onnxruntime as ort
 import torch
 
 from ort_ops import ort_io
+from ort_ops.training.interface import LOSS_NAME, grad_name
+from ort_ops.tolerances import TOLERANCES as _TABLE
+from ort_ops.tolerances import Tolerance, check
 
-#: dtype -> (rtol, atol)
+#: torch dtype -> (rtol, atol), the rows of ort_ops.tolerances.TOLERANCES
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float32: (1e-5, 1e-6),
-    torch.float16: (1e-2, 1e-3),
-    torch.bfloat16: (5e-2, 1e-2),
+    getattr(torch, name): (t.rtol, t.atol) for name, t in _TABLE.items()
 }
 
 
@@ -71,10 +72,10 @@ def eager_loss_and_grads(module, inputs, loss_fn, targets=()) -> dict[str, torch
     inputs = [t.detach().clone() for t in inputs]  # a model may write to its inputs
     loss = loss_fn(module(*inputs), *targets)
     loss.backward()
-    out = {"loss": loss.detach()}
+    out = {LOSS_NAME: loss.detach()}
     for name, p in module.named_parameters():
         if p.requires_grad:
-            out["grad." + name] = p.grad if p.grad is not None else torch.zeros_like(p)
+            out[grad_name(name)] = p.grad if p.grad is not None else torch.zeros_like(p)
     return out
 
 
@@ -103,13 +104,9 @@ def run_ort(model: onnx.ModelProto, feeds) -> dict[str, np.ndarray]:
 
 def compare_arrays(name: str, got, ref, rtol: float, atol: float) -> Comparison:
     """``max|got - ref| <= atol + rtol * max|ref|``, in float64; a shape mismatch fails."""
-    g = np.asarray(got, dtype=np.float64)
-    r = np.asarray(ref, dtype=np.float64)
-    if g.shape != r.shape:
-        return Comparison(f"{name} shape {g.shape} != {r.shape}", float("inf"), 0.0, False)
-    err = float(np.max(np.abs(g - r))) if r.size else 0.0
-    allowed = atol + rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
-    return Comparison(name, err, allowed, bool(err <= allowed))
+    result = check(got, ref, Tolerance(rtol=rtol, atol=atol))
+    label = name if not result.message.startswith("shape") else f"{name} {result.message}"
+    return Comparison(label, result.max_abs, result.allowed, result.ok)
 
 
 def compare_all(got: dict, want: dict, rtol: float, atol: float) -> Report:

@@ -1,0 +1,46 @@
+"""Training ONNX graphs with ONNX Runtime and the op library: export from PyTorch, train with
+the parameters and optimizer state inside ORT (CPU or the CANN EP), checkpoints.
+
+    from ort_ops.training import export_training_graph, Trainer, SGD, Adam
+
+    graph = export_training_graph(model, (x,), loss_fn, targets=(y,), params_as_inputs=True)
+    trainer = Trainer(graph, params, SGD(lr=0.05, momentum=0.9))
+    losses = trainer.fit(batches)
+    trainer.save_checkpoint("ckpt.npz")
+
+``export_training_graph`` and ``compare_with_eager`` need PyTorch (``pip install
+ort-ops[training]``); the trainer does not (it needs onnxruntime).
+"""
+
+import importlib
+
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME, grad_name
+
+# Loaded on first use: export and verify need torch; the trainer needs onnxruntime.
+_LAZY = {
+    "export_training_graph": "ort_ops.training.export",
+    "save_atomic": "ort_ops.training.export",
+    "compare_with_eager": "ort_ops.training.verify",
+    "compare_all": "ort_ops.training.verify",
+    "Trainer": "ort_ops.training.trainer",
+    "CheckpointError": "ort_ops.training.trainer",
+    "NonFiniteLossError": "ort_ops.training.trainer",
+    "load_checkpoint_arrays": "ort_ops.training.trainer",
+    "check_training_graph": "ort_ops.training.trainer",
+    "cpu_session_factory": "ort_ops.training.trainer",
+    "SGD": "ort_ops.training.optim",
+    "Adam": "ort_ops.training.optim",
+    "Optimizer": "ort_ops.training.optim",
+    "build_step_graph": "ort_ops.training.step_graph",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ort_ops.training' has no attribute {name!r}")
+
+
+__all__ = ["GRAD_PREFIX", "LOSS_NAME", "grad_name", *_LAZY]
