@@ -37,11 +37,18 @@ def session(
     """
     import onnxruntime as ort
 
+    from ort_ops.library import has_cann_kernels
+    from ort_ops.runtime_check import check_onnxruntime
+
+    check_onnxruntime()
     if PROVIDER not in ort.get_available_providers():
         raise RuntimeError(
             f"this onnxruntime ({ort.__version__}) has no {PROVIDER}: install onnxruntime-cann "
-            "in its own environment (scripts/setup.sh makes .venv-cann)"
+            "in its own environment (pip install 'ort-ops[cann]'; scripts/setup.sh makes .venv-cann)"
         )
+    if not has_cann_kernels():
+        raise RuntimeError(f"this ort_ops library ({ort_ops.get_library_path()}) was built without its CANN "
+                           "kernels (ORTOPS_WITH_CANN=OFF): rebuild with the ACL headers for the CANN EP")
     if not real_cann_present() and not simulated():
         use_simulator()
     so = ort_ops.register(session_options if session_options is not None else ort.SessionOptions())

@@ -43,9 +43,36 @@ def get_library_path() -> str:
 
 
 def register(session_options):
-    """Register the op library on an ``onnxruntime.SessionOptions``; returns the same object."""
+    """Register the op library on an ``onnxruntime.SessionOptions``; returns the same object.
+
+    Idempotent: options registered before (here or with ``register_custom_ops_library``) are
+    left as they are, so they can be reused for several sessions or passed on to
+    ``cann_ep.session``."""
+    from ort_ops.runtime_check import check_onnxruntime
+
+    check_onnxruntime()
     session_options.register_custom_ops_library(get_library_path())
     return session_options
+
+
+def registered_kernels() -> set[tuple[str, str, str]]:
+    """``(op, execution provider, dtype)`` of every kernel the built library registers."""
+    import ctypes
+
+    from ort_ops.dtypes import name_of_elem
+
+    lib = ctypes.CDLL(get_library_path())
+    lib.OrtOpsRegisteredKernels.restype = ctypes.c_char_p
+    out = set()
+    for line in lib.OrtOpsRegisteredKernels().decode().splitlines():
+        name, ep, types = line.split()
+        out.update((name, ep, name_of_elem(int(t))) for t in set(types.split(",")))
+    return out
+
+
+def has_cann_kernels() -> bool:
+    """Whether the library was built with its CANN EP kernels (``ORTOPS_WITH_CANN``, default on)."""
+    return any(ep == "CANNExecutionProvider" for _, ep, _ in registered_kernels())
 
 
 def cpu_loops() -> str:

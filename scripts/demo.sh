@@ -8,6 +8,9 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+# ONNX Runtime >= 1.29's telemetry uploader thread can crash the process at exit (it reads a
+# static string exit() has freed): off, ORT's own switch (see tests/conftest.py)
+export ORT_DISABLE_TELEMETRY=1
 .venv/bin/python -m models.demo_elugrad --ep cpu "$@"
 if [ -x .venv-cann/bin/python ]; then
   echo

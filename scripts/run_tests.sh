@@ -6,6 +6,9 @@
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+# ONNX Runtime >= 1.29's telemetry uploader thread can crash the process at exit (it reads a
+# static string exit() has freed): off, ORT's own switch (see tests/conftest.py)
+export ORT_DISABLE_TELEMETRY=1
 status=0
 
 echo "== main suite (.venv)"

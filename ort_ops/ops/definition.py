@@ -52,6 +52,8 @@ class OpDef:
     domain: str = DOMAIN
     since_version: int = OPSET_VERSION
     summary: str = field(default="")
+    # attribute sets the contract tests run the op with (besides the defaults)
+    examples: tuple[dict, ...] = ()
 
     def defaults(self) -> dict[str, float]:
         return {a.name: a.default for a in self.attributes}

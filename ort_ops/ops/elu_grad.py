@@ -70,6 +70,7 @@ OP = OpDef(
     attributes=(Attribute("alpha", DEFAULT_ALPHA, "ELU alpha (the negative-side offset)"),),
     reference=elu_grad,
     summary="ELU backward from the ELU output: y = activations < 0 ? (activations + alpha) * grads : grads",
+    examples=({"alpha": 0.5}, {"alpha": 2.0}, {"alpha": 0.0}),
     doc="""\
 Gradient of ELU computed from the ELU output:
 y = activations < 0 ? (activations + alpha) * grads : grads.

@@ -28,8 +28,12 @@ the graph is valid for the example inputs' shapes only.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib.util
+import logging
 import os
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -177,6 +181,9 @@ def export_training_graph(
     """
     from ort_ops.training import verify as verify_mod
 
+    if importlib.util.find_spec("onnxscript") is None:
+        raise ImportError("export_training_graph needs onnxscript (torch's ONNX exporter uses it): "
+                          "pip install 'ort-ops[training]'")
     mod, inputs, tgts = prepare(module, example_inputs, targets, dtype)
     if not inputs:
         raise ValueError("example_inputs is empty: the model needs at least one input tensor")
@@ -208,6 +215,25 @@ def export_training_graph(
         )
     del loss, grads
 
+    with _quiet_exporter():
+        model = _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize)
+    if not keep_stack_traces:
+        _drop_metadata(model, STACK_TRACE_KEY)
+    model.ir_version = IR_VERSION
+    model.producer_name = "ort_ops.training"
+    onnx.checker.check_model(model)
+
+    if verify:
+        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts)
+        if not report.ok:
+            raise ValueError(f"exported training graph does not match eager autograd:\n{report}")
+    if path is not None:
+        save_atomic(model, path)
+    return model
+
+
+def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize) -> onnx.ModelProto:
+    """The joint forward/backward program of ``wrapper``, exported to ONNX and rewired."""
     joint, kinds = _joint_program(wrapper, inputs + tgts)
     if sorted(n for n in kinds if n is not None) != sorted(params):
         raise AssertionError(f"joint graph gradients {kinds} do not match parameters {list(params)}")
@@ -229,20 +255,32 @@ def export_training_graph(
     _rewire(program.model, names, kinds, list(params), list(all_params), optimize, program)
     model = program.model_proto
     frozen = {n: p.detach() for n, p in all_params.items() if n not in params or not params_as_inputs}
-    model = _inputs_to_initializers(model, frozen)
-    if not keep_stack_traces:
-        _drop_metadata(model, STACK_TRACE_KEY)
-    model.ir_version = IR_VERSION
-    model.producer_name = "ort_ops.models"
-    onnx.checker.check_model(model)
+    return _inputs_to_initializers(model, frozen)
 
-    if verify:
-        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts)
-        if not report.ok:
-            raise ValueError(f"exported training graph does not match eager autograd:\n{report}")
-    if path is not None:
-        save_atomic(model, path)
-    return model
+
+# What torch 2.13's exporter says on every export that is not about the user's model: a
+# FutureWarning from its own pytree internals, and "torchvision is not installed" log lines.
+_EXPORTER_NOISE = (r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                   r".*_export_forward_backward.*", r".*export_for_training.*deprecated")
+_EXPORTER_LOGGERS = ("torch.onnx._internal.exporter._registration",)
+
+
+@contextlib.contextmanager
+def _quiet_exporter():
+    """Silence the exporter's own noise (by message and logger); the user's warnings pass."""
+    loggers = [logging.getLogger(name) for name in _EXPORTER_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        for message in _EXPORTER_NOISE:
+            warnings.filterwarnings("ignore", message=message, category=FutureWarning)
+            warnings.filterwarnings("ignore", message=message, category=DeprecationWarning)
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
 
 
 def _root_cause(error: BaseException) -> str:

@@ -314,8 +314,6 @@ class Trainer:
         if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int)
                                       or max_steps < 0):
             raise ValueError(f"max_steps must be None or an int >= 0, got {max_steps!r}")
-        from tqdm.auto import tqdm
-
         show = progress if progress is not None else self.progress
         if show is None:
             show = sys.stderr.isatty()
@@ -323,7 +321,7 @@ class Trainer:
         if max_steps is not None:
             total = max_steps if total is None else min(total, max_steps)
         losses: list[float] = []
-        with tqdm(total=total, desc=desc, disable=not show, leave=False) as bar:
+        with _progress_bar(total=total, desc=desc, disable=not show) as bar:
             for batch in batches:
                 if max_steps is not None and len(losses) >= max_steps:
                     break
@@ -404,6 +402,69 @@ class Trainer:
         self._sets, self._bindings, self.step_count = sets, bindings, step
 
 
+def _read_npz(z, bad) -> tuple[dict, dict]:
+    files = set(z.files)
+    if "meta" not in files:
+        raise bad("no 'meta' entry")
+    try:
+        raw = z["meta"]
+        meta = json.loads(str(raw.reshape(()))) if raw.dtype.kind == "U" and raw.size == 1 else None
+    except Exception as exc:  # noqa: BLE001
+        raise bad(f"the 'meta' entry is unreadable ({type(exc).__name__}: {exc})") from None
+    if not isinstance(meta, dict):
+        raise bad("the 'meta' entry is not a JSON object")
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise bad(f"format {meta.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+    step = meta.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise bad(f"step {step!r} is not an int >= 0")
+    if not isinstance(meta.get("optimizer"), dict):
+        raise bad("no optimizer configuration in 'meta'")
+    names = meta.get("params")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise bad("no parameter list in 'meta'")
+    unknown = sorted(f for f in files if f != "meta" and not f.startswith(("param/", "state/")))
+    if unknown:
+        raise bad(f"unexpected entries {unknown}")
+    if sorted(names) != sorted(f[len("param/"):] for f in files if f.startswith("param/")):
+        raise bad(f"the parameters listed in 'meta' ({sorted(names)}) are not the ones stored")
+    arrays = {}
+    for key in sorted(files - {"meta"}):
+        try:
+            arrays[key] = z[key]
+        except Exception as exc:  # noqa: BLE001
+            raise bad(f"entry {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
+        if arrays[key].dtype.kind not in "fiu":
+            raise bad(f"entry {key!r} has dtype {arrays[key].dtype}, not a number type")
+    return meta, arrays
+
+
+def _progress_bar(total, desc, disable):
+    """A tqdm bar when tqdm is installed (``pip install ort-ops[training]``), else none."""
+    if not disable:
+        try:
+            from tqdm.auto import tqdm
+
+            return tqdm(total=total, desc=desc, leave=False)
+        except ImportError:
+            pass
+
+    class _Silent:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            pass
+
+        def set_postfix(self, **kwargs):
+            pass
+
+    return _Silent()
+
+
 def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """``(meta, params, optimizer state)`` from a checkpoint written by :meth:`Trainer.save_checkpoint`.
 
@@ -416,48 +477,15 @@ def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.
     def bad(what: str) -> CheckpointError:
         return CheckpointError(f"{path}: not a training checkpoint: {what}")
 
-    try:
-        z = np.load(path, allow_pickle=False)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - zipfile, zlib, NumPy and EOF errors alike
-        raise bad(f"cannot read it as .npz ({type(exc).__name__}: {exc})") from None
-    if not isinstance(z, np.lib.npyio.NpzFile):
-        raise bad("it holds a single array, not the .npz archive save_checkpoint writes")
-    with z:
-        files = set(z.files)
-        if "meta" not in files:
-            raise bad("no 'meta' entry")
+    with open(path, "rb") as f:  # closed on every path (np.load leaves a file open when the zip is bad)
         try:
-            raw = z["meta"]
-            meta = json.loads(str(raw.reshape(()))) if raw.dtype.kind == "U" and raw.size == 1 else None
-        except Exception as exc:  # noqa: BLE001
-            raise bad(f"the 'meta' entry is unreadable ({type(exc).__name__}: {exc})") from None
-        if not isinstance(meta, dict):
-            raise bad("the 'meta' entry is not a JSON object")
-        if meta.get("format") != CHECKPOINT_FORMAT:
-            raise bad(f"format {meta.get('format')!r}, expected {CHECKPOINT_FORMAT}")
-        step = meta.get("step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise bad(f"step {step!r} is not an int >= 0")
-        if not isinstance(meta.get("optimizer"), dict):
-            raise bad("no optimizer configuration in 'meta'")
-        names = meta.get("params")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise bad("no parameter list in 'meta'")
-        unknown = sorted(f for f in files if f != "meta" and not f.startswith(("param/", "state/")))
-        if unknown:
-            raise bad(f"unexpected entries {unknown}")
-        if sorted(names) != sorted(f[len("param/"):] for f in files if f.startswith("param/")):
-            raise bad(f"the parameters listed in 'meta' ({sorted(names)}) are not the ones stored")
-        arrays = {}
-        for key in sorted(files - {"meta"}):
-            try:
-                arrays[key] = z[key]
-            except Exception as exc:  # noqa: BLE001
-                raise bad(f"entry {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
-            if arrays[key].dtype.kind not in "fiu":
-                raise bad(f"entry {key!r} has dtype {arrays[key].dtype}, not a number type")
+            z = np.load(f, allow_pickle=False)
+        except Exception as exc:  # noqa: BLE001 - zipfile, zlib, NumPy and EOF errors alike
+            raise bad(f"cannot read it as .npz ({type(exc).__name__}: {exc})") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise bad("it holds a single array, not the .npz archive save_checkpoint writes")
+        with z:
+            meta, arrays = _read_npz(z, bad)
     params = {k[len("param/"):]: a for k, a in arrays.items() if k.startswith("param/")}
     state = {k[len("state/"):]: a for k, a in arrays.items() if k.startswith("state/")}
     return meta, params, state

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+REPO = Path(__file__).resolve().parents[2]  # children run with it on PYTHONPATH (sim_env)
 
 # aclDataType codes (acl/acl_base.h)
 ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8 = 0, 1, 2, 3, 4

@@ -1,12 +1,6 @@
 """Shared set-up for the CANN EP / ACL simulator tests."""
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,8 @@ def test_fuse_report_validate_and_lower(tmp_path):
     onnx.save(mlp(alpha=0.5), src)
     r = cli("fuse", src, out, "--report", rep, "--validate")
     assert r.returncode == 0, r.stderr
-    assert json.load(open(rep))["sites"][0]["rule"] == "where_input_exp"
+    with open(rep) as f:
+        assert json.load(f)["sites"][0]["rule"] == "where_input_exp"
     assert "max_abs" in r.stdout
     assert cli("lower", out, low).returncode == 0
     assert "would fuse" in cli("inspect", src).stdout
@@ -34,7 +35,8 @@ def test_fuse_report_validate_and_lower(tmp_path):
 
 def test_invalid_input_one_line_error_and_no_output(tmp_path):
     bad, out = str(tmp_path / "bad.onnx"), str(tmp_path / "out.onnx")
-    open(bad, "wb").write(b"not a model")
+    with open(bad, "wb") as f:
+        f.write(b"not a model")
     r = cli("fuse", bad, out)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert not os.path.exists(out) and os.listdir(tmp_path) == ["bad.onnx"]

@@ -189,7 +189,7 @@ def test_no_trainable_parameters():
     [
         (lambda o: o, r"scalar tensor \(0-d\), got shape \(2, 2\)"),
         (lambda o: o.sum(dim=0), r"got shape \(2,\)"),
-        (lambda o: float(o.sum()), "scalar tensor, got float"),
+        (lambda o: float(o.sum().detach()), "scalar tensor, got float"),
         (lambda o: (o > 0).sum(), "floating-point scalar, got dtype torch.int64"),
     ],
 )

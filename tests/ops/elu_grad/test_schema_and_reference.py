@@ -100,7 +100,8 @@ def test_reference_half_precision_rounds_once(dtype):
     grads, activations = edge_pairs(dtype)
     y = elu_grad(grads, activations, 2.0)
     y32 = elu_grad(grads.astype(np.float32), activations.astype(np.float32), 2.0)
-    assert_bits_equal(y, y32.astype(grads.dtype))
+    with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN results are the point here
+        assert_bits_equal(y, y32.astype(grads.dtype))
 
 
 def test_reference_errors():

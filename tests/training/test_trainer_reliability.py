@@ -273,11 +273,11 @@ def test_kill_during_checkpoint_write_keeps_the_old_file_and_the_next_save_clean
     t = Trainer(graph, _init(), SGD(lr=0.1), progress=False)
     t.save_checkpoint(path)
     good = path.read_bytes()
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(path)], stdout=subprocess.PIPE,
-                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert child.stdout.readline().strip() == b"writing"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    with subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(path)], stdout=subprocess.PIPE,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))) as child:
+        assert child.stdout.readline().strip() == b"writing"
+        child.send_signal(signal.SIGKILL)
+        child.wait()
     leftovers = [n for n in os.listdir(tmp_path) if n != "ckpt.npz"]
     assert len(leftovers) == 1 and leftovers[0].startswith(".ckpt.npz.tmp-")  # kill -9 leaves it
     assert path.read_bytes() == good
