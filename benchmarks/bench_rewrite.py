@@ -4,7 +4,8 @@ All contenders run in one process on the same graph; every figure is the median 
 ``--repeats`` runs. Each run starts after an untimed ``gc.collect()``; fuse, the gs round
 trip and the onnxscript rule end with a timed collection of their own garbage, so each pays
 for freeing its object graph (graphsurgeon's and onnx_ir's are reference cycles: collecting
-the gs graph of a 100k-node model takes about 0.5-1 s) and none pays for another's. fuse_elu_grad's phases are timed inside the pass
+the gs graph of a 100k-node model takes about 0.5-1 s) and none pays for another's.
+fuse_elu_grad's phases are timed inside the pass
 (``RewriteReport.timings``), not derived as a difference of totals:
 
   load        protobuf parse of the serialized model
@@ -43,8 +44,8 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rewrite import RewriteReport, fuse_elu_grad  # noqa: E402  (the checkout, not an installed copy)
-from rewrite.fuse import _gc_paused  # noqa: E402
+from rewrite import RewriteReport, fuse_elu_grad
+from rewrite.fuse import _gc_paused
 
 
 def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
@@ -67,7 +68,7 @@ def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
         else:
             nodes.append(helper.make_node("Add", [y, y], [f"d{i}"], name=f"add{i}"))
         x = f"d{i}" if not with_backward else y
-    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [8])  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [8])
     graph = helper.make_graph(nodes, "chain", [vi("x"), vi("dy")], [vi(dy if with_backward else x)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
@@ -133,12 +134,12 @@ def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
     data = chain(n).SerializeToString()
     plain = chain(n, with_backward=False)
     runs: dict[str, list[float]] = {}
-    add = lambda key, value: runs.setdefault(key, []).append(value)  # noqa: E731
+    add = lambda key, value: runs.setdefault(key, []).append(value)
     for _ in range(repeats):
         model, t = timed(onnx.ModelProto.FromString, data)
         add("load", t)
         report = RewriteReport()
-        fused, t = timed(lambda: fuse_elu_grad(model, report=report), collect=0)
+        fused, t = timed(lambda m=model, r=report: fuse_elu_grad(m, report=r), collect=0)
         add("fuse", t)
         ph = report.timings
         for key in ("scan", "import", "cleanup", "export"):

@@ -20,15 +20,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import onnxruntime as ort  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import onnxruntime as ort
+import torch
+import torch.nn.functional as F
 
-from ort_ops import training  # noqa: E402
-import ort_ops  # noqa: E402
-import rewrite  # noqa: E402
-from ort_ops.training.trainer import SGD, Trainer  # noqa: E402
-from models.zoo import elu_mlp  # noqa: E402
+import ort_ops
+import rewrite
+from models.zoo import elu_mlp
+from ort_ops import training
+from ort_ops.training.trainer import SGD, Trainer
 
 
 def interleaved_steps_per_second(steppers: dict, batches: dict, warmup: int, repeats: int) -> dict:

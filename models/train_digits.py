@@ -33,8 +33,8 @@ import sys
 
 import numpy as np
 
-from ort_ops.training.trainer import SGD, Adam, Trainer
 from ort_ops.files import atomic_write, atomic_write_text
+from ort_ops.training.trainer import SGD, Adam, Trainer
 
 AGREE_STEPS = 200
 AGREE_RTOL = 1e-4
@@ -56,7 +56,7 @@ def load_digits(seed: int = 0):
     x, y = sk_load(return_X_y=True)
     x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=0.25, stratify=y, random_state=seed)
     mean, std = x_tr.mean(0), x_tr.std(0) + 1e-3
-    prep = lambda a: ((a - mean) / std).astype(np.float32)  # noqa: E731
+    prep = lambda a: ((a - mean) / std).astype(np.float32)
     return prep(x_tr), y_tr.astype(np.int64), prep(x_te), y_te.astype(np.int64)
 
 
@@ -185,24 +185,45 @@ def agreement(losses, reference) -> tuple[bool, float]:
     return rel <= AGREE_RTOL, rel
 
 
-def plot(curves: dict[str, list[float]], path: str, model: str = "mlp") -> bool:
-    try:
-        import matplotlib
+def have_matplotlib() -> bool:
+    import importlib.util
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def plot(curves: dict[str, list[float]], path: str, model: str = "mlp") -> bool:
+    """The loss curves (top) and, below, each ORT curve's per-step relative difference from
+    PyTorch's against the agreement limit: the curves overlap, the difference shows how much."""
+    if not have_matplotlib():
         print(f"(matplotlib not installed: no plot written to {path})")
         return False
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, diff) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=(3, 2))
     styles = {"torch": "-", "ort_cpu": "--", "ort_cann": ":"}
     for name, losses in curves.items():
         ax.plot(np.arange(1, len(losses) + 1), losses, styles.get(name, "-"), label=name, linewidth=1.2)
-    ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
     ax.set_yscale("log")
     ax.set_title(f"ELU {model.upper()} on digits: PyTorch eager vs ONNX Runtime (EluGrad)")
     ax.legend()
+    reference = np.asarray(curves["torch"])
+    for name, losses in curves.items():
+        if name == "torch":
+            continue
+        n = min(len(losses), len(reference))
+        rel = np.abs(np.asarray(losses[:n]) - reference[:n]) / np.abs(reference[:n])
+        diff.plot(np.arange(1, n + 1), np.maximum(rel, 1e-12), styles.get(name, "-"), label=f"{name} vs torch",
+                  linewidth=1.0)
+    diff.axhline(AGREE_RTOL, color="red", linewidth=1.0, label=f"limit {AGREE_RTOL:.0e} (first {AGREE_STEPS} steps)")
+    diff.axvline(AGREE_STEPS, color="gray", linewidth=0.8, linestyle="--")
+    diff.set_yscale("log")
+    diff.set_xlabel("step")
+    diff.set_ylabel("relative loss difference\n(equal steps drawn at 1e-12)")
+    diff.legend(fontsize=8)
     fig.tight_layout()
     atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
     plt.close(fig)
@@ -218,8 +239,8 @@ def run_cpu(args, data, files) -> int:
     import torch
     import torch.nn.functional as F
 
-    from ort_ops import training
     import rewrite
+    from ort_ops import training
 
     module = build_module(args)
     x_tr, y_tr = data[0], data[1]
@@ -292,17 +313,34 @@ def run_cann(args, data, files) -> int:
 
 
 def finish(result, files, checks, acc) -> int:
+    """Save the curves, draw the plot (or say how it gets drawn), print the verdicts.
+
+    Exit status 1 when a curve disagrees, or when a run of at least the default length misses
+    the accuracy target; a shorter run only reports its accuracy."""
     write_json(result, files["curves"])
-    if plot(result["curves"], files["png"], result["config"].get("model", "mlp")):
-        print(f"loss curves -> {files['png']}")
+    model = result["config"].get("model", "mlp")
+    if have_matplotlib():
+        if plot(result["curves"], files["png"], model):
+            print(f"loss curves -> {files['png']}")
+    else:
+        print(f"(no matplotlib in this environment: the curves are in {files['curves']}; draw the plot with "
+              f"`python -m models.train_digits --model {model} --plot-only` where matplotlib is, as "
+              "scripts/demo.sh does)")
     ok_all = True
     for label, ok, rel in checks:
         print(f"{label}: {'AGREE' if ok else 'DISAGREE'} (max per-step relative loss difference "
               f"over the first {AGREE_STEPS} steps {rel:.2e}, limit {AGREE_RTOL:.0e})")
         ok_all &= ok
-    print(f"held-out accuracy {acc:.2%} (target {TARGET_ACCURACY:.0%}: "
-          f"{'met' if acc >= TARGET_ACCURACY else 'NOT met'})")
-    return 0 if ok_all and acc >= TARGET_ACCURACY else 1
+    epochs, default_epochs = result["config"]["epochs"], DEFAULTS[model][0]
+    if epochs >= default_epochs:
+        met = acc >= TARGET_ACCURACY
+        print(f"held-out accuracy {acc:.2%} (target {TARGET_ACCURACY:.0%} after {default_epochs} epochs: "
+              f"{'met' if met else 'NOT met'})")
+    else:
+        met = True
+        print(f"held-out accuracy {acc:.2%} after {epochs} epoch(s) (the {TARGET_ACCURACY:.0%} target is for "
+              f"{default_epochs} epochs)")
+    return 0 if ok_all and met else 1
 
 
 def config(args) -> dict:

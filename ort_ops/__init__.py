@@ -10,9 +10,9 @@ Importing this package registers the ONNX schemas of its ops with ``onnx.defs`` 
 ``onnx.checker`` and ``onnx.shape_inference`` know them.
 """
 
+from ort_ops import schemas as _schemas
 from ort_ops.domain import DOMAIN, OPSET_VERSION
 from ort_ops.library import get_library_path, register
-from ort_ops import schemas as _schemas
 from ort_ops.ops import OPS
 
 _schemas.register_all()

@@ -53,7 +53,7 @@ def _constants(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
 def _static_dims(model: onnx.ModelProto) -> dict[str, list[int | None]]:
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - custom-domain ops without a registered schema, etc.
+    except Exception:
         inferred = model
     dims: dict[str, list[int | None]] = {}
     g = inferred.graph

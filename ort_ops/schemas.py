@@ -39,7 +39,7 @@ def _elementwise_inference(op: OpDef):
                     f"but {op.inputs[i].name} has {onnx.helper.tensor_dtype_to_np_dtype(a.elem_type)}")
             if g.HasField("shape") and a.HasField("shape"):
                 gd, ad = g.shape.dim, a.shape.dim
-                known = lambda d: d.HasField("dim_value")  # noqa: E731
+                known = lambda d: d.HasField("dim_value")
                 if len(gd) != len(ad) or any(known(x) and known(y) and x.dim_value != y.dim_value
                                              for x, y in zip(gd, ad)):
                     raise onnx.shape_inference.InferenceError(

@@ -18,9 +18,8 @@ Rules live one per module in ``rewrite/rules/`` and are listed once, in order, i
 """
 
 import ort_ops  # noqa: F401  (registers the ai.ortops schemas for onnx.checker)
-
 from rewrite.fuse import fuse_elu_grad, has_candidates, inspect_elu_grad
-from rewrite.lower import lower_elu_grad
+from rewrite.lower import lower, lower_elu_grad
 from rewrite.report import RewriteReport, SiteReport
 from rewrite.rules import RULES
 
@@ -36,5 +35,5 @@ def validate(original, rewritten, **kwargs):
 
 __all__ = [
     "RULES", "RewriteReport", "SiteReport", "fuse_elu_grad", "has_candidates",
-    "inspect_elu_grad", "lower_elu_grad", "validate",
+    "inspect_elu_grad", "lower", "lower_elu_grad", "validate",
 ]

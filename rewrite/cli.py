@@ -58,7 +58,7 @@ def _checker(input_path: str, args, report: RewriteReport):
     def verify(written: str) -> None:
         try:
             onnx.checker.check_model(written, full_check=True)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"the {args.command}d model fails onnx.checker: {first}") from None
         try:
@@ -67,7 +67,7 @@ def _checker(input_path: str, args, report: RewriteReport):
             session_from_path(written)
         except ImportError:
             pass  # onnxruntime missing: the checker's verdict stands
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"ONNX Runtime cannot load the {args.command}d model: {first}") from None
         if getattr(args, "validate", False):
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     except ModelError as exc:
         print(f"error: {exc}" + ("; nothing written" if args.command != "inspect" else ""), file=sys.stderr)
         status = 2
-    except Exception as exc:  # noqa: BLE001 - one line for the user, never a traceback
+    except Exception as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"error: {args.command} failed: {type(exc).__name__}: {msg}; nothing written", file=sys.stderr)
         status = 2

@@ -34,7 +34,7 @@ def has_candidates(model: onnx.ModelProto | onnx.GraphProto) -> bool:
 
 
 def _site_report(site: Site, status: str, reason: str | None, layer: str | None, scope: str) -> SiteReport:
-    name = lambda t: None if t is None else t.name  # noqa: E731
+    name = lambda t: None if t is None else t.name
     output = site.output if site.output is not None else site.root.outputs[0]
     return SiteReport(
         rule=site.rule, status=status, nodes=[node_label(n) for n in site.nodes],

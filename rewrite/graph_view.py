@@ -447,7 +447,7 @@ def _inference(model: onnx.ModelProto | None) -> dict[str, tuple[int | None, tup
     out: dict[str, tuple[int | None, tuple | None]] = {}
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - inference is only a fallback
+    except Exception:
         inferred = None
     if inferred is not None:
         g = inferred.graph

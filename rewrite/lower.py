@@ -1,64 +1,47 @@
-"""``lower_elu_grad``: replace every ``ai.ortops::EluGrad`` by standard ONNX ops, bit-exact.
-
-    negative = Less(a32, 0);  product = Mul(g32, Add(a32, alpha))       (float32; a32/g32 are
-    y = select(negative, Cast(product, T), g)                              Cast(.., FLOAT) of a/g)
-
-``select`` is not ``Where``: ONNX Runtime's CPU ``Where`` merges two half-selections with
-``x != 0 ? x : y`` (``where_op.cc``), so a ``-0.0`` taken from its first branch comes out
-``+0.0``, and its float16 kernel quiets signalling NaNs. The lowered graph selects by copying
-instead: ``Squeeze(GatherElements(Concat(Unsqueeze(g), Unsqueeze(Cast(product, T))),
-Unsqueeze(Cast(negative, INT64))))`` — elements are copied bit for bit, so the grads branch
-is ``g`` itself (float32, float16: NaN payloads, signalling bits, -0.0 kept, as in the kernel,
-whose float16 round trip keeps them) and the product branch the product rounded once (round to
-nearest even, as ORT's Cast and NumPy/ml_dtypes round). For bfloat16 the select is in float32,
-then one Cast: the kernel's bfloat16 cast turns a NaN ``g`` into sign|0x7fc0, as ORT's does.
-
-Where the result is exact in ORT (CPU, x86-64): everywhere, for every dtype, with one exception
-that follows from ORT's float32 arithmetic and not from the lowering: when ``grads`` and the sum
-``activations + alpha`` are both NaN (``alpha`` NaN, or ``activations = -inf`` with
-``alpha = +inf``) on the negative side, which NaN ``Mul`` returns is ORT's choice (EluGrad
-returns ``grads``' NaN, quieted). ``tests/rewrite/test_lower.py`` checks exactly this.
-"""
+"""``lower``: replace the ``ai.ortops`` ops of a model by standard ONNX ops (one module per op in
+:mod:`rewrite.lowerings`; EluGrad's is bit-exact in ONNX Runtime, see
+:mod:`rewrite.lowerings.elu_grad`), in the main graph, If/Loop/Scan bodies and local functions."""
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
-from onnx import TensorProto
 
 from ort_ops import DOMAIN
 from rewrite import graph_scopes
 from rewrite.fuse import _gc_paused, _model_and_dir, cleanup, export, import_graph, originally_unused, splice
 from rewrite.graph_scopes import NodeMetadata
-from rewrite.graph_view import DTYPE_NAMES, node_label, shortest
+from rewrite.graph_view import node_label, shortest
+from rewrite.lowerings import LOWERINGS as _MODULES
 from rewrite.report import RewriteReport, SiteReport
 
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
+
+def _has(model: onnx.ModelProto, ops) -> bool:
+    lists = graph_scopes.all_node_lists(model)
+    return any(n.domain == DOMAIN and n.op_type in ops for _, nodes in lists for n in nodes)
 
 
-def _has_elu_grad(model: onnx.ModelProto) -> bool:
-    return any(n.op_type == "EluGrad" and n.domain == DOMAIN
-               for _, nodes in graph_scopes.all_node_lists(model) for n in nodes)
-
-
-def lower_elu_grad(model, *, report: RewriteReport | None = None) -> onnx.ModelProto:
-    """A new model in which every ``ai.ortops::EluGrad`` (in the main graph, If/Loop/Scan
-    bodies and model-local functions) is spelled with standard ONNX ops.
+def lower(model, *, ops=None, report: RewriteReport | None = None) -> onnx.ModelProto:
+    """A new model in which every ``ai.ortops`` op with a lowering (or those in ``ops``) is
+    spelled with standard ONNX ops.
 
     ``model``: an ``onnx.ModelProto`` or a file path. The ``ai.ortops`` opset import is dropped
-    (from the model and from each function) where no other op of the domain remains. Raises
-    ``ValueError`` when an EluGrad's dtype cannot be determined or is unsupported.
+    (from the model and from each function) where no op of the domain remains. Raises
+    ``ValueError`` when a node's dtype cannot be determined or is unsupported.
     """
     model, _ = _model_and_dir(model, None)
+    ops = set(_MODULES) if ops is None else set(ops)
+    unknown = ops - set(_MODULES)
+    if unknown:
+        raise ValueError(f"no lowering for {sorted(unknown)} (lowerings: {sorted(_MODULES)})")
     report = report if report is not None else RewriteReport()
     report.pass_name = "lower"
-    if not _has_elu_grad(model):
+    if not _has(model, ops):
         out = onnx.ModelProto()
         out.CopyFrom(model)
         return out
     with _gc_paused():
-        lowered = _lower(model, report)
+        lowered = _lower(model, ops, report)
     used = {n.domain for _, nodes in graph_scopes.all_node_lists(lowered) for n in nodes}
     if DOMAIN not in used:
         keep = [op for op in lowered.opset_import if op.domain != DOMAIN]
@@ -72,7 +55,12 @@ def lower_elu_grad(model, *, report: RewriteReport | None = None) -> onnx.ModelP
     return lowered
 
 
-def _lower(model: onnx.ModelProto, report: RewriteReport) -> onnx.ModelProto:
+def lower_elu_grad(model, *, report: RewriteReport | None = None) -> onnx.ModelProto:
+    """:func:`lower` of the ``ai.ortops::EluGrad`` nodes only."""
+    return lower(model, ops={"EluGrad"}, report=report)
+
+
+def _lower(model: onnx.ModelProto, ops: set, report: RewriteReport) -> onnx.ModelProto:
     graph = import_graph(model)
     metadata = NodeMetadata(model)
     scopes = list(graph_scopes.scopes(graph, model, None))
@@ -82,27 +70,26 @@ def _lower(model: onnx.ModelProto, report: RewriteReport) -> onnx.ModelProto:
     edited = set()
     names = graph_scopes.NameAllocator(model)
     for scope in scopes:
-        for node in [n for n in scope.graph.nodes if n.op == "EluGrad" and n.domain == DOMAIN]:
+        for node in [n for n in scope.graph.nodes if n.domain == DOMAIN and n.op in ops]:
             dtype = scope.view.dtype_name(node.inputs[0])
             if dtype is None:
                 raise ValueError(
-                    f"EluGrad {node_label(node)}: grads {node.inputs[0].name} must be float32, "
+                    f"{node.op} {node_label(node)}: input {node.inputs[0].name} must be float32, "
                     f"float16 or bfloat16; its dtype is {scope.view.elem_type(node.inputs[0])}"
                 )
-            alpha = node.attrs.get("alpha")
-            alpha = 1.0 if alpha is None else float(alpha)
-            g, a = node.inputs
-            (y,) = node.outputs
+            inputs, outputs, attrs = list(node.inputs), list(node.outputs), dict(node.attrs)
             base = names.new(node_label(node))
             node.outputs.clear()
             node.inputs.clear()
-            replaced.setdefault(id(scope.graph), {})[id(node)] = _lowered(base, g, a, y, alpha, dtype)
+            replaced.setdefault(id(scope.graph), {})[id(node)] = _MODULES[node.op].nodes(base, inputs, outputs, attrs,
+                                                                                         dtype)
             if scope.function is not None:
                 edited.add((scope.function.domain or "", scope.function.name))
+            alpha = attrs.get("alpha")
             report.sites.append(SiteReport(
-                rule="lower_elu_grad", status="lowered", nodes=[node_label(node)], output=y.name,
-                grads=g.name, activations=a.name, dtype=dtype, alpha=shortest(alpha), exact=True,
-                scope=scope.label,
+                rule=f"lower_{node.op}", status="lowered", nodes=[node_label(node)], output=outputs[0].name,
+                grads=inputs[0].name, activations=inputs[1].name if len(inputs) > 1 else None, dtype=dtype,
+                alpha=None if alpha is None else shortest(alpha), exact=True, scope=scope.label,
             ))
     new_nodes = {gid: splice(graphs[gid], r) for gid, r in replaced.items()}
     missing = cleanup(graph, keep_alive, new_nodes, graphs)
@@ -111,55 +98,7 @@ def _lower(model: onnx.ModelProto, report: RewriteReport) -> onnx.ModelProto:
     return out
 
 
-def _lowered(base: str, g, a, y, alpha: float, dtype: str) -> list[gs.Node]:
-    """Nodes computing ``y = a < 0 ? g * (a + alpha) : g`` with EluGrad's numerics."""
-    f32 = np.float32
-    var = lambda suffix, dt=None: gs.Variable(f"{base}/{suffix}", dtype=dt)  # noqa: E731
-    zero = gs.Constant(f"{base}/zero", np.array(0.0, dtype=f32))
-    alpha_c = gs.Constant(f"{base}/alpha", np.array(alpha, dtype=f32))
-    axis = gs.Constant(f"{base}/axis", np.array([0], dtype=np.int64))
-    nodes = []
-    if dtype == "float32":
-        g32, a32 = g, a
-    else:
-        g32, a32 = var("grads_f32", f32), var("activations_f32", f32)
-        nodes += [
-            gs.Node("Cast", f"{base}/cast_grads", {"to": TensorProto.FLOAT}, [g], [g32]),
-            gs.Node("Cast", f"{base}/cast_activations", {"to": TensorProto.FLOAT}, [a], [a32]),
-        ]
-    mask, index, index1 = var("negative", np.bool_), var("index", np.int64), var("index_1", np.int64)
-    t, p = var("shifted", f32), var("product", f32)
-    nodes += [
-        gs.Node("Less", f"{base}/less", inputs=[a32, zero], outputs=[mask]),
-        gs.Node("Add", f"{base}/add", inputs=[a32, alpha_c], outputs=[t]),
-        gs.Node("Mul", f"{base}/mul", inputs=[g32, t], outputs=[p]),
-    ]
-    # float16: select between the rounded product and g itself (the kernel's float16 round trip
-    # keeps every g); bfloat16: select in float32, then one Cast (the kernel's bfloat16 cast of a
-    # NaN g gives sign|0x7fc0; ORT would drop a Cast pair around g itself as lossless)
-    out = y
-    if dtype == "float16":
-        pt = var("product_rounded")
-        nodes.append(gs.Node("Cast", f"{base}/cast_product", {"to": _ELEM[dtype]}, [p], [pt]))
-        p = pt
-    elif dtype == "bfloat16":
-        g, out = g32, var("result_f32", f32)
-    g1, p1, both, picked = var("grads_1"), var("product_1"), var("both"), var("picked")
-    nodes += [
-        gs.Node("Cast", f"{base}/cast_index", {"to": TensorProto.INT64}, [mask], [index]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_index", inputs=[index, axis], outputs=[index1]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_grads", inputs=[g, axis], outputs=[g1]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_product", inputs=[p, axis], outputs=[p1]),
-        gs.Node("Concat", f"{base}/concat", {"axis": 0}, [g1, p1], [both]),
-        gs.Node("GatherElements", f"{base}/select", {"axis": 0}, [both, index1], [picked]),
-        gs.Node("Squeeze", f"{base}/squeeze", inputs=[picked, axis], outputs=[out]),
-    ]
-    if dtype == "bfloat16":
-        nodes.append(gs.Node("Cast", f"{base}/cast_result", {"to": _ELEM[dtype]}, [out], [y]))
-    return nodes
+# op name -> a function lowering a model's nodes of that op (the contract tests check every op has one)
+LOWERINGS = {name: (lambda model, _op=name, **kw: lower(model, ops={_op}, **kw)) for name in _MODULES}
 
-
-# op name -> the function lowering a model's nodes of that op (the contract tests check every op has one)
-LOWERINGS = {"EluGrad": lower_elu_grad}
-
-__all__ = ["LOWERINGS", "lower_elu_grad"]
+__all__ = ["LOWERINGS", "lower", "lower_elu_grad"]

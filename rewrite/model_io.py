@@ -39,13 +39,13 @@ def load(path: str) -> onnx.ModelProto:
         raise ModelError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ModelError(f"{path}: is a directory") from None
-    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+    except Exception as exc:
         raise ModelError(f"{path}: not a readable ONNX model ({type(exc).__name__})") from None
     if not model.HasField("graph"):
         raise ModelError(f"{path}: not a readable ONNX model (no graph)")
     try:
         onnx.checker.check_model(path)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"{path}: invalid ONNX model: {first}") from None
     return model
@@ -214,7 +214,7 @@ def _our_data_files(path: str) -> set[str]:
         return set()
     try:
         previous = onnx.load(path, load_external_data=False)
-    except Exception:  # noqa: BLE001 - whatever it is, nothing of it is ours to remove
+    except Exception:
         return set()
     out_dir, name = os.path.split(path)
     return {p for p in referenced_files(previous, out_dir)

@@ -32,6 +32,7 @@ from ort_ops.input_ranges import label_ranges
 from ort_ops.reference import OPS
 from ort_ops.tolerances import TOLERANCES, check
 from ort_ops.training.interface import GRAD_PREFIX
+
 RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                         "Bernoulli", "Multinomial"})
 VALIDATION_SEED = 20240101.0
@@ -60,7 +61,8 @@ class ValidationResult:
         return all(c.ok for c in self.checks)
 
     def table(self) -> str:
-        rows = [f"{'output':28s} {'against':13s} {'dtype':9s} {'max_abs':>10s} {'max_rel':>10s} {'non-finite':>10s}  ok"]
+        rows = [f"{'output':28s} {'against':13s} {'dtype':9s} {'max_abs':>10s} {'max_rel':>10s} "
+                f"{'non-finite':>10s}  ok"]
         rows += [f"{c.name:28s} {c.against:13s} {c.dtype:9s} {c.max_abs:10.3g} {c.max_rel:10.3g} {c.nonfinite:10d}  "
                  f"{'yes' if c.ok else 'NO'}{'  ' + c.message if c.message else ''}" for c in self.checks]
         rows += [f"note: {n}" for n in self.notes]
@@ -237,7 +239,8 @@ def validate(original, rewritten, *, seed: int = 0, feeds=None, inputs=None, ref
     result.notes += notes
     random = _random_nodes(original)
     if random:
-        original, rewritten = _seeded(_with_data(original, original_path)), _seeded(_with_data(rewritten, rewritten_path))
+        original = _seeded(_with_data(original, original_path))
+        rewritten = _seeded(_with_data(rewritten, rewritten_path))
         original_path = rewritten_path = None
         kinds = sorted({n.op_type for n in random})
         result.notes.append(f"random ops ({', '.join(kinds)}): both models seeded alike")
@@ -261,7 +264,7 @@ def validate(original, rewritten, *, seed: int = 0, feeds=None, inputs=None, ref
         try:
             evaluator = onnx.reference.ReferenceEvaluator(_with_data(rewritten, rewritten_path), new_ops=list(OPS))
             ref = evaluator.run(None, feeds)
-        except Exception as exc:  # noqa: BLE001 - the reference evaluator lacks ops / fails on some
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             result.notes.append(f"reference check skipped: {type(exc).__name__}: {first[:200]}")
         else:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.fixtures import main  # noqa: E402
+from models.fixtures import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: the main suite in .venv, the CANN-EP suite (tests/cann) in
+# Runs the whole test suite: lint, the main suite in .venv, the CANN-EP suite (tests/cann) in
 # .venv-cann, and the op tests once more against an AddressSanitizer + UBSan build of the
 # library. Exits non-zero if any part fails. Run scripts/setup.sh first (the README's test
 # command does both).
@@ -10,6 +10,9 @@ cd "$repo"
 # static string exit() has freed): off, ORT's own switch (see tests/conftest.py)
 export ORT_DISABLE_TELEMETRY=1
 status=0
+
+echo "== lint (ruff, clang-format)"
+bash scripts/lint.sh || status=1
 
 echo "== main suite (.venv)"
 .venv/bin/python -m pytest tests --ignore=tests/cann -q "$@" || status=1

@@ -9,7 +9,7 @@ import os
 # Before anything imports onnxruntime; inherited by the processes the tests start.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(params=["float32", "float16", "bfloat16"])

@@ -111,8 +111,10 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
   if (api == nullptr) {
     const OrtApi* oldest = api_base->GetApi(1);
     const std::string message = std::string("ort_ops needs ONNX Runtime API version ") +
-                                std::to_string(ortops::kMinApiVersion) + " (ONNX Runtime 1.17) or newer; this "
-                                "runtime is " + api_base->GetVersionString();
+                                std::to_string(ortops::kMinApiVersion) +
+                                " (ONNX Runtime 1.17) or newer; this "
+                                "runtime is " +
+                                api_base->GetVersionString();
     return oldest->CreateStatus(ORT_FAIL, message.c_str());
   }
   if (ortops::g_api_version != 0 && ortops::g_api_version != version) {

@@ -43,4 +43,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ort_ops.training' has no attribute {name!r}")
 
 
-__all__ = ["GRAD_PREFIX", "LOSS_NAME", "grad_name", *_LAZY]
+__all__ = ["GRAD_PREFIX", "LOSS_NAME", "Adam", "CheckpointError", "NonFiniteLossError", "Optimizer", "SGD",
+           "Trainer", "build_step_graph", "check_training_graph", "compare_all", "compare_with_eager",
+           "cpu_session_factory", "export_training_graph", "grad_name", "load_checkpoint_arrays", "save_atomic"]
+assert set(__all__) == {"GRAD_PREFIX", "LOSS_NAME", "grad_name", *_LAZY}

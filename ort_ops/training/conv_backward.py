@@ -61,7 +61,7 @@ def _ints(values: Sequence[int]):
 
 def convolution_backward(
     grad_output,
-    input,  # noqa: A002 - the aten schema's name
+    input,
     weight,
     bias_sizes=None,
     stride: Sequence[int] = (1,),

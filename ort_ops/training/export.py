@@ -43,9 +43,9 @@ import torch.utils._pytree as pytree
 from torch import nn
 from torch.export.graph_signature import OutputKind, OutputSpec
 
-from ort_ops.training import conv_backward
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
+from ort_ops.training import conv_backward
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"

@@ -130,7 +130,7 @@ class SGD(Optimizer):
         return {"sgd.mom": self.momentum, "sgd.gscale": 1.0 - self.dampening}
 
     def _update(self, nodes, name, p, g, state, const):
-        t = lambda tag: f"{tag}.{name}"  # noqa: E731
+        t = lambda tag: f"{tag}.{name}"
         if self.weight_decay != 0:
             g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))
         new_state = {}
@@ -177,7 +177,7 @@ class Adam(Optimizer):
                 "adam.bc2_sqrt": math.sqrt(bias_correction2)}
 
     def _update(self, nodes, name, p, g, state, const):
-        t = lambda tag: f"{tag}.{name}"  # noqa: E731
+        t = lambda tag: f"{tag}.{name}"
         beta1, beta2 = self.betas
         if self.weight_decay != 0:
             g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))

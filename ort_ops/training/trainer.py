@@ -49,11 +49,11 @@ import onnx
 import onnxruntime as ort
 
 import ort_ops
-from ort_ops.input_ranges import check_labels, label_ranges
-from ort_ops.training.step_graph import build_step_graph
-from ort_ops.training.optim import SGD, Adam, Optimizer, from_config
 from ort_ops.files import atomic_write
+from ort_ops.input_ranges import check_labels, label_ranges
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
+from ort_ops.training.optim import SGD, Adam, Optimizer
+from ort_ops.training.step_graph import build_step_graph
 
 CHECKPOINT_FORMAT = 1
 
@@ -185,14 +185,18 @@ class Trainer:
         if not isinstance(graph, onnx.ModelProto):
             graph = onnx.load(os.fspath(graph))
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"optimizer must be an SGD or Adam instance, got {type(optimizer).__name__}")
+            kind = f"{type(optimizer).__module__}.{type(optimizer).__qualname__}"
+            hint = (" (PyTorch's optimizer: pass ort_ops.training.SGD / Adam with the same hyperparameters, e.g. "
+                    "SGD(lr=0.1, momentum=0.9); the update runs inside ONNX Runtime)"
+                    if type(optimizer).__module__.startswith("torch") else "")
+            raise TypeError(f"optimizer must be ort_ops.training.SGD or ort_ops.training.Adam, got {kind}{hint}")
         if session_factory is not None and providers is not None:
             raise ValueError("pass session_factory or providers, not both")
         if on_nonfinite not in NONFINITE_POLICIES:
             raise ValueError(f"on_nonfinite must be one of {NONFINITE_POLICIES}, got {on_nonfinite!r}")
         self.on_nonfinite = on_nonfinite
         self.skipped_steps = 0
-        params = {n: np.asarray(a) for n, a in params.items()}
+        params = {n: _as_array(n, a) for n, a in params.items()}
         self.data_inputs = check_training_graph(graph, params)
         self.training_graph = graph
         self._data_specs = {i.name: i for i in graph.graph.input if i.name in self.data_inputs}
@@ -409,7 +413,7 @@ def _read_npz(z, bad) -> tuple[dict, dict]:
     try:
         raw = z["meta"]
         meta = json.loads(str(raw.reshape(()))) if raw.dtype.kind == "U" and raw.size == 1 else None
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise bad(f"the 'meta' entry is unreadable ({type(exc).__name__}: {exc})") from None
     if not isinstance(meta, dict):
         raise bad("the 'meta' entry is not a JSON object")
@@ -432,11 +436,21 @@ def _read_npz(z, bad) -> tuple[dict, dict]:
     for key in sorted(files - {"meta"}):
         try:
             arrays[key] = z[key]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise bad(f"entry {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
         if arrays[key].dtype.kind not in "fiu":
             raise bad(f"entry {key!r} has dtype {arrays[key].dtype}, not a number type")
     return meta, arrays
+
+
+def _as_array(name: str, value) -> np.ndarray:
+    """A parameter's initial value as NumPy: arrays, lists, and torch tensors (detached, copied)."""
+    if type(value).__module__.startswith("torch"):  # without importing torch
+        try:
+            value = value.detach().cpu().numpy()
+        except (AttributeError, TypeError, RuntimeError) as exc:
+            raise TypeError(f"parameter {name!r}: cannot read the torch value ({exc})") from None
+    return np.asarray(value)
 
 
 def _progress_bar(total, desc, disable):
@@ -480,7 +494,7 @@ def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.
     with open(path, "rb") as f:  # closed on every path (np.load leaves a file open when the zip is bad)
         try:
             z = np.load(f, allow_pickle=False)
-        except Exception as exc:  # noqa: BLE001 - zipfile, zlib, NumPy and EOF errors alike
+        except Exception as exc:
             raise bad(f"cannot read it as .npz ({type(exc).__name__}: {exc})") from None
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise bad("it holds a single array, not the .npz archive save_checkpoint writes")

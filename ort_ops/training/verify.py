@@ -17,9 +17,9 @@ import onnxruntime as ort
 import torch
 
 from ort_ops import ort_io
-from ort_ops.training.interface import LOSS_NAME, grad_name
 from ort_ops.tolerances import TOLERANCES as _TABLE
 from ort_ops.tolerances import Tolerance, check
+from ort_ops.training.interface import LOSS_NAME, grad_name
 
 #: torch dtype -> (rtol, atol), the rows of ort_ops.tolerances.TOLERANCES
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {

@@ -98,7 +98,8 @@ def _broadcast_operands(view: GraphView, site: Site, name: str):
     to the broadcast operands gives what the broadcasting original computes."""
     nodes = []
     if site.broadcast == "dynamic":
-        shape_g, shape_a = gs.Variable(f"{name}/grads_shape", dtype=np.int64), gs.Variable(f"{name}/acts_shape", dtype=np.int64)
+        shape_g = gs.Variable(f"{name}/grads_shape", dtype=np.int64)
+        shape_a = gs.Variable(f"{name}/acts_shape", dtype=np.int64)
         nodes += [gs.Node("Shape", f"{name}/shape_grads", inputs=[site.grads], outputs=[shape_g]),
                   gs.Node("Shape", f"{name}/shape_acts", inputs=[site.activations], outputs=[shape_a])]
         to_g, to_a = shape_a, shape_g

@@ -79,7 +79,8 @@ def check(view: GraphView, site: Site) -> str | None:
     if cast is not None:
         y_src, dy = view.upcast_source(y), view.upcast_source(caps["grads"])
         if y_src is None or dy is None:
-            return f"a {wrapped_dtype(cast)} site needs every input to be Cast(.., to=FLOAT) of a {wrapped_dtype(cast)} tensor"
+            dtype = wrapped_dtype(cast)
+            return f"a {dtype} site needs every input to be Cast(.., to=FLOAT) of a {dtype} tensor"
         site.nodes.append(cast)
         site.output, site.dtype = cast.outputs[0], wrapped_dtype(cast)
     else:

@@ -23,8 +23,14 @@ import sys
 import numpy as np
 import pytest
 
-from acl_ctypes import ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_FLOAT16, acl_dtype, \
-    numpy_dtype, run_child, sim_env
+from acl_ctypes import (
+    ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+    ACL_FLOAT16,
+    acl_dtype,
+    run_child,
+    sim_env,
+)
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
 

@@ -3,10 +3,21 @@ graph-mode stubs, and aclGetRecentErrMsg returning NULL when nothing failed."""
 
 import pytest
 
-from acl_ctypes import (ACL_BF16, ACL_DOUBLE, ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_INVALID_PARAM,
-                        ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_NOT_FOUND, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-                        ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_AICORE_EXCEPTION, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-                        ACL_FLOAT, ACL_FLOAT16, run_child)
+from acl_ctypes import (
+    ACL_BF16,
+    ACL_DOUBLE,
+    ACL_ERROR_FEATURE_UNSUPPORTED,
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_NOT_FOUND,
+    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+    ACL_ERROR_REPEAT_INITIALIZE,
+    ACL_ERROR_RT_AICORE_EXCEPTION,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+    ACL_FLOAT,
+    ACL_FLOAT16,
+    run_child,
+)
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
 

@@ -3,8 +3,12 @@ unknown pointers and writes outside an allocation."""
 
 import pytest
 
-from acl_ctypes import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, ACL_ERROR_RT_MEMORY_FREE,
-                        run_child)
+from acl_ctypes import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED,
+    ACL_ERROR_RT_MEMORY_FREE,
+    run_child,
+)
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
 

@@ -9,9 +9,10 @@ import pytest
 
 cann_ep = pytest.importorskip("cann_ep")
 
+from test_training_graph_on_cann import CANN, make_model  # noqa: E402
+
 from ort_ops.training.step_graph import UPDATE_PREFIX  # noqa: E402
 from ort_ops.training.trainer import SGD, Adam, Trainer, cpu_session_factory  # noqa: E402
-from test_training_graph_on_cann import CANN, make_model  # noqa: E402
 
 STEPS = 12
 # BatchMatMul accumulates in k order, the CPU EP's MLAS in blocks: tiny float32 differences

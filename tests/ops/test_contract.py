@@ -10,8 +10,16 @@ import numpy as np
 import pytest
 
 import ort_ops
-from contract import (assert_bit_exact, assert_empty, assert_reference_evaluator, assert_schema_inference,
-                      assert_shape_mismatch_names_both, bits, cases, op_dtype_cases)
+from contract import (
+    assert_bit_exact,
+    assert_empty,
+    assert_reference_evaluator,
+    assert_schema_inference,
+    assert_shape_mismatch_names_both,
+    bits,
+    cases,
+    op_dtype_cases,
+)
 from op_helpers import make_session
 from ort_ops import dtypes, ort_io
 from ort_ops.model_builder import make_op_model

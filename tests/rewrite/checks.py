@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 
-from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.validation import compare, random_inputs, session
 from ort_ops import ort_io
 from ort_ops.reference import OPS
+from rewrite import RewriteReport, fuse_elu_grad
+from rewrite.validation import compare, random_inputs, session
 
 BACKWARD_OPS = {"Where", "LessOrEqual", "Less", "Exp", "Min", "Add"}
 

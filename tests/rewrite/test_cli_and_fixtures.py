@@ -64,6 +64,6 @@ def test_pytorch_fixture(path):
     # (onnx's ReferenceEvaluator fails on the CNN's MaxPool/ScatterElements backward itself)
     fused, report = fuse_and_check(model, n_sites=n_elu, remnants={"LessOrEqual"},
                                    reference="cnn" not in path)
-    n_exp = lambda m: [n.op_type for n in m.graph.node].count("Exp")  # noqa: E731
+    n_exp = lambda m: [n.op_type for n in m.graph.node].count("Exp")
     assert n_exp(model) - n_exp(fused) == (n_elu if "inplace" not in path else 0)
     assert all(s.status == "fused" for s in report.sites), report.summary()

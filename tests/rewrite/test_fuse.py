@@ -1,7 +1,6 @@
 """Whole-pass behaviour: no-op graphs, idempotence, what is preserved, the report, inspect."""
 
 import json
-import os
 
 import numpy as np
 import onnx

@@ -81,7 +81,7 @@ def test_toposort_when_the_elu_comes_after_its_backward(monkeypatch):
     toposorts = _count_toposorts(monkeypatch)
     model = elu_backward("torch", alpha=0.5)
     nodes = list(model.graph.node)
-    late = lambda n: n.op_type == "Elu" or n.name.startswith("fwd_out")  # noqa: E731
+    late = lambda n: n.op_type == "Elu" or n.name.startswith("fwd_out")
     elu = [n for n in nodes if late(n)]
     rest = [n for n in nodes if not late(n)]
     del model.graph.node[:]
@@ -131,7 +131,7 @@ def test_tensor_read_only_inside_a_subgraph_survives():
     g = model.graph
     g.node.append(helper.make_node("Neg", ["x"], ["outer_only"], name="outer_src"))
     g.initializer.append(numpy_helper.from_array(np.ones((5, 6), np.float32), "branch_init"))
-    branch = lambda name, src: helper.make_graph(  # noqa: E731
+    branch = lambda name, src: helper.make_graph(
         [helper.make_node("Add", [src, "branch_init"], [name + "_out"], name=name)], name, [],
         [helper.make_tensor_value_info(name + "_out", onnx.TensorProto.FLOAT, [5, 6])])
     g.input.append(helper.make_tensor_value_info("cond", onnx.TensorProto.BOOL, []))

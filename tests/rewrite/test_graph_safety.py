@@ -10,7 +10,6 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-import rewrite
 from checks import fuse_and_check
 from graphs import Builder, elu_backward
 from ort_ops import ort_io
@@ -52,9 +51,9 @@ def test_new_names_do_not_collide_with_existing_ones():
 def _if_model(where_inside: bool, elu_inside: bool):
     """Backward (and/or the Elu) inside an If branch; X, dY from the outer graph."""
     T, shape = TP.FLOAT, [3, 4]
-    vi = lambda n: helper.make_tensor_value_info(n, T, shape)  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, T, shape)
     zero = numpy_helper.from_array(np.array(0.0, np.float32), "zero")
-    body_nodes, outer_nodes, body_out = [], [], []
+    body_nodes, outer_nodes = [], []
     elu = helper.make_node("Elu", ["X"], ["Y"], name="elu", alpha=0.5)
     backward = [
         helper.make_node("LessOrEqual", ["X", "zero"], ["le"], name="le"),
@@ -163,7 +162,7 @@ def _function_model():
          helper.make_node("Where", ["le", "m", "dy"], ["dx"])]
     fn = helper.make_function("local", "EluStep", ["x", "dy"], ["y", "dx"], b,
                               [helper.make_opsetid("", ONNX_OPSET)])
-    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [2, 5])  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [2, 5])
     graph = helper.make_graph([helper.make_node("EluStep", ["X", "dY"], ["Y", "dX"], domain="local", name="call")],
                               "g", [vi("X"), vi("dY")], [vi("Y"), vi("dX")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET),
@@ -199,7 +198,7 @@ def test_broadcasting_operands_are_expanded_to_one_shape():
     b = Builder()
     y = b.op("Elu", "X")
     dx = b.op("Where", b.op("Less", y, b.const(0.0)), b.op("Mul", "dY", b.op("Add", y, b.const(1.0))), "dY")
-    vi = lambda n, s: helper.make_tensor_value_info(n, TP.FLOAT, s)  # noqa: E731
+    vi = lambda n, s: helper.make_tensor_value_info(n, TP.FLOAT, s)
     model = b.model([vi("X", [4, 6]), vi("dY", [1])], [vi(y, [4, 6]), vi(dx, [4, 6])])
     onnx.checker.check_model(model, full_check=True)
     fused, report = fuse_and_check(model, ["Elu", "EluGrad", "Expand", "Expand"])
@@ -210,7 +209,7 @@ def test_operands_that_cannot_be_one_shape_are_rejected_with_the_reason():
     b = Builder()
     y = b.op("Elu", "X")
     dx = b.op("Where", b.op("Less", y, b.const(0.0)), b.op("Mul", "dY", b.op("Add", y, b.const(1.0))), "dY")
-    vi = lambda n, s: helper.make_tensor_value_info(n, TP.FLOAT, s)  # noqa: E731
+    vi = lambda n, s: helper.make_tensor_value_info(n, TP.FLOAT, s)
     model = b.model([vi("X", [4, 1]), vi("dY", [1, 6])], [vi(y, [4, 1]), vi(dx, [4, 6])])
     report = RewriteReport()
     fused = fuse_elu_grad(model, report=report)
@@ -253,7 +252,7 @@ def mul_where_graph():
     y = b.op("Elu", "X", alpha=0.5)
     w = b.op("Where", b.op("Less", y, b.const(0.0)), b.op("Add", y, b.const(0.5)), b.const(1.0))
     dx = b.op("Mul", "dY", w)
-    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [4, 6])  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [4, 6])
     return b.model([vi("X"), vi("dY")], [vi(y), vi(dx)])
 
 

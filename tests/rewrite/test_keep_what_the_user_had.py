@@ -7,9 +7,9 @@ import onnx
 import pytest
 import torch.nn.functional as F
 
-from ort_ops import training
 import rewrite
 from models.zoo import elu_mlp, example_batch
+from ort_ops import training
 
 
 @pytest.fixture(scope="module")

@@ -31,14 +31,13 @@ import pytest
 import torch
 from torch import nn
 
-from ort_ops import training
 import ort_ops
 import real_graphs as rg
 import rewrite
-from ort_ops.training.verify import compare_all, eager_loss_and_grads, feeds_for, to_numpy
-from ort_ops import DOMAIN, ort_io
+from ort_ops import DOMAIN, ort_io, training
 from ort_ops.reference import OPS
 from ort_ops.tolerances import TOLERANCES  # dtype name -> Tolerance(rtol, atol)
+from ort_ops.training.verify import compare_all, eager_loss_and_grads, feeds_for, to_numpy
 
 NAMES = list(rg.SETUPS)
 NEGATIVE = [n for n, s in rg.SETUPS.items() if s.negative]
@@ -101,7 +100,7 @@ def _case(name: str) -> Case:
     case = Case(s, module, tuple(inputs), loss_fn, tuple(targets), rg.expected_elu_backward(s))
     try:
         case.unfused = _export(name, module, case.inputs, loss_fn, case.targets)
-    except Exception as e:  # noqa: BLE001  (recorded; the tests skip or fail with it)
+    except Exception as e:
         case.export_error = f"{type(e).__name__}: {e}"
         return case
     case.fused = rewrite.fuse_elu_grad(case.unfused, report=case.report)
@@ -155,7 +154,7 @@ def ort_unavailable(case: Case) -> str | None:
     """Why the *unfused* graph cannot run in ORT at all (then no graph of this setup can)."""
     try:
         session(case.unfused)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"ORT cannot load even the unfused graph: {str(e).splitlines()[0][:300]}"
     return None
 

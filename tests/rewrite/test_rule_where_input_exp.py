@@ -1,6 +1,5 @@
 """where_input_exp: PyTorch's Where(X <= 0, dY * alpha * exp(X), dY)."""
 
-import numpy as np
 import onnx
 import pytest
 from onnx import helper
@@ -61,7 +60,7 @@ def _negative(mutate):
     outs = [y, dx] + ([m] if ins["extra_use"] else [])
     for o in outs:
         b.nodes.append(helper.make_node("Identity", [o], [f"out_{o}"]))
-    vi = lambda n: helper.make_tensor_value_info(n, T, [3, 5])  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, T, [3, 5])
     return b.model([vi(x), vi(z), vi(dy)], [vi(f"out_{o}") for o in outs])
 
 
@@ -90,7 +89,7 @@ def test_intermediates_used_elsewhere_stay_and_the_site_fuses():
     m = b.op("Mul", "dY", e)
     dx = b.op("Where", b.op("LessOrEqual", "X", b.const(0.0)), m, "dY")
     other = b.op("Neg", e)
-    vi = lambda n: helper.make_tensor_value_info(n, T, [3, 5])  # noqa: E731
+    vi = lambda n: helper.make_tensor_value_info(n, T, [3, 5])
     model = b.model([vi("X"), vi("dY")], [vi(y), vi(dx), vi(other), vi(m)])
     fused, report = fuse_and_check(model, ["Elu", "Exp", "Mul", "EluGrad", "Neg"], remnants={"Where"})
     assert report.fused[0].rule == "where_input_exp"

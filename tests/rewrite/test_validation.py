@@ -14,9 +14,9 @@ import pytest
 import torch.nn.functional as F
 from torch import nn
 
-from ort_ops import training
 import rewrite
 from models.zoo import elu_cnn, elu_mlp, example_batch
+from ort_ops import training
 from rewrite.validation import compare, make_inputs, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

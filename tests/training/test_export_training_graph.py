@@ -12,9 +12,9 @@ import torch
 from torch import nn
 
 from models import fixtures, zoo
+from ort_ops.domain import IR_VERSION
 from ort_ops.training import GRAD_PREFIX, LOSS_NAME, export_training_graph
 from ort_ops.training.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
-from ort_ops.domain import IR_VERSION
 
 CE = nn.CrossEntropyLoss()
 

@@ -6,9 +6,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from ort_ops.training.step_graph import UPDATE_PREFIX, build_step_graph
-from ort_ops.training.optim import SGD, Adam
 from ort_ops.domain import IR_VERSION, ONNX_OPSET
+from ort_ops.training.optim import SGD, Adam
+from ort_ops.training.step_graph import UPDATE_PREFIX, build_step_graph
 
 SHAPES = {"w": (3,)}
 

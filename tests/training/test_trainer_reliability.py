@@ -5,8 +5,8 @@ PyTorch checks them, step counts validated, checkpoint files atomic and with the
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,11 +18,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ort_ops import training
 import rewrite
+from models.zoo import elu_mlp, example_batch
+from ort_ops import training
 from ort_ops.training.trainer import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
 from ort_ops.training.verify import to_numpy
-from models.zoo import elu_mlp, example_batch
 
 BATCH = 8
 

@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ort_ops import training
 import rewrite
+from models.zoo import elu_mlp, example_batch
+from ort_ops import training
 from ort_ops.training.trainer import SGD, Adam, Trainer, check_training_graph, load_checkpoint_arrays
 from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
-from models.zoo import elu_mlp, example_batch
 
 BATCH = 16
 N_STEPS = 20

@@ -10,12 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ort_ops import training
 import rewrite
-from ort_ops.training.trainer import SGD, Adam, Trainer
 from models.train_digits import epoch_batches, load_digits
-from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 from models.zoo import IMAGE_SHAPE, elu_cnn
+from ort_ops import training
+from ort_ops.training.trainer import SGD, Adam, Trainer
+from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 
 pytest.importorskip("sklearn")
 

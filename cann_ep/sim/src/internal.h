@@ -23,17 +23,31 @@ ACLSIM_INTERNAL void warn(const char* fmt, ...) __attribute__((format(printf, 1,
 // ---- trace.cc: ACLSIM_TRACE=1|stderr|<path> logs every ACL call, one line each ----
 ACLSIM_INTERNAL bool trace_on();
 ACLSIM_INTERNAL void trace(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-#define ACLSIM_TRACE(...)                      \
-  do {                                         \
+#define ACLSIM_TRACE(...)                                   \
+  do {                                                      \
     if (::aclsim::trace_on()) ::aclsim::trace(__VA_ARGS__); \
   } while (0)
 ACLSIM_INTERNAL const char* dtype_name(aclDataType t);
 
 // ---- stats.cc: counters for tests (see aclsim.h) ----
 enum Stat {
-  kLiveAllocations, kLiveBytes, kPeakBytes, kTotalAllocations, kLeaksDetected, kDoubleFrees,
-  kInvalidFrees, kOverruns, kErrors, kOpsLaunched, kOpsExecuted, kPageableCopies, kCopiesH2D, kCopiesD2H,
-  kCopiesD2D, kStreamSyncs, kStatCount
+  kLiveAllocations,
+  kLiveBytes,
+  kPeakBytes,
+  kTotalAllocations,
+  kLeaksDetected,
+  kDoubleFrees,
+  kInvalidFrees,
+  kOverruns,
+  kErrors,
+  kOpsLaunched,
+  kOpsExecuted,
+  kPageableCopies,
+  kCopiesH2D,
+  kCopiesD2H,
+  kCopiesD2D,
+  kStreamSyncs,
+  kStatCount
 };
 ACLSIM_INTERNAL void stat_add(Stat s, int64_t delta);
 ACLSIM_INTERNAL void stat_max(Stat s, int64_t value);

@@ -39,8 +39,8 @@ void count_copy(const MemRange& dst, const MemRange& src) {
 }
 
 // Validates a copy; on success fills the source range info (to decide on staging).
-aclError check_copy(const char* api, void* dst, size_t destMax, const void* src, size_t count,
-                    aclrtMemcpyKind kind, MemRange* src_range) {
+aclError check_copy(const char* api, void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                    MemRange* src_range) {
   if (count > destMax)
     return fail(ACL_ERROR_INVALID_PARAM, "%s: count %zu is larger than destMax %zu", api, count, destMax);
   if (count == 0) return ACL_SUCCESS;
@@ -52,10 +52,22 @@ aclError check_copy(const char* api, void* dst, size_t destMax, const void* src,
   if (aclError rc = classify(src, count, swhat.c_str(), src_range)) return rc;
   bool want_dst_dev, want_src_dev;
   switch (kind) {
-    case ACL_MEMCPY_HOST_TO_HOST: want_dst_dev = false; want_src_dev = false; break;
-    case ACL_MEMCPY_HOST_TO_DEVICE: want_dst_dev = true; want_src_dev = false; break;
-    case ACL_MEMCPY_DEVICE_TO_HOST: want_dst_dev = false; want_src_dev = true; break;
-    case ACL_MEMCPY_DEVICE_TO_DEVICE: want_dst_dev = true; want_src_dev = true; break;
+    case ACL_MEMCPY_HOST_TO_HOST:
+      want_dst_dev = false;
+      want_src_dev = false;
+      break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+      want_dst_dev = true;
+      want_src_dev = false;
+      break;
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+      want_dst_dev = false;
+      want_src_dev = true;
+      break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+      want_dst_dev = true;
+      want_src_dev = true;
+      break;
     case ACL_MEMCPY_DEFAULT: return ACL_SUCCESS;
     default: return fail(ACL_ERROR_INVALID_PARAM, "%s: unsupported copy kind %d", api, static_cast<int>(kind));
   }
@@ -114,8 +126,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
       aclsim::wait_stream(stream);
     }
   }
-  ACLSIM_TRACE("aclrtMemcpyAsync(dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p) = %d%s", dst, destMax,
-               src, count, aclsim::kind_name(kind), stream, rc, pageable ? " [pageable: completed]" : "");
+  ACLSIM_TRACE("aclrtMemcpyAsync(dst=%p, destMax=%zu, src=%p, count=%zu, kind=%s, stream=%p) = %d%s", dst, destMax, src,
+               count, aclsim::kind_name(kind), stream, rc, pageable ? " [pageable: completed]" : "");
   return rc;
 }
 

@@ -59,8 +59,8 @@ std::string check_guards(uintptr_t user, const Allocation& a) {
       size_t last = i;
       for (size_t j = i; j < a.padded; ++j)
         if (p[j] != kGuardByte) last = j;
-      out = "write past the end: byte(s) " + std::to_string(i) + ".." + std::to_string(last) +
-            " of a " + std::to_string(a.size) + "-byte " + kind_name(a.kind) + " allocation were overwritten";
+      out = "write past the end: byte(s) " + std::to_string(i) + ".." + std::to_string(last) + " of a " +
+            std::to_string(a.size) + "-byte " + kind_name(a.kind) + " allocation were overwritten";
       break;
     }
   }

@@ -39,8 +39,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlLoadFromFile(const char* modelPath, uint32_t*
 }
 
 ACL_FUNC_VISIBILITY aclError aclmdlUnload(uint32_t modelId) {
-  aclError rc = aclsim::fail(ACL_ERROR_INVALID_MODEL_ID, "aclmdlUnload: unknown model id %u (graph mode is not simulated)",
-                             modelId);
+  aclError rc = aclsim::fail(ACL_ERROR_INVALID_MODEL_ID,
+                             "aclmdlUnload: unknown model id %u (graph mode is not simulated)", modelId);
   ACLSIM_TRACE("aclmdlUnload(modelId=%u) = %d", modelId, rc);
   return rc;
 }

@@ -43,7 +43,7 @@ inline uint16_t f32_to_f16(float f) {
     return sign | 0x7c00u | (m == 0 ? 1u : m);
   }
   if (exp >= 143) return sign | 0x7c00u;  // >= 2^16: overflow
-  if (exp >= 113) {                        // normal half range [2^-14, 2^16)
+  if (exp >= 113) {                       // normal half range [2^-14, 2^16)
     uint32_t q = ((exp - 112u) << 10) | (mant >> 13);
     uint32_t rem = mant & 0x1fffu;
     if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ++q;  // may carry into inf: correct

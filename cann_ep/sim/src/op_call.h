@@ -15,15 +15,15 @@ namespace aclsim {
 
 struct OpTensor {
   aclDataType dtype = ACL_DT_UNDEFINED;
-  aclFormat format = ACL_FORMAT_ND;          // as given to aclCreateTensorDesc
+  aclFormat format = ACL_FORMAT_ND;  // as given to aclCreateTensorDesc
   // An omitted optional input: the ACL convention is a descriptor with ACL_DT_UNDEFINED and
   // no dims (e.g. the EP's Conv without bias); its buffer is ignored.
   bool absent = false;
   std::vector<int64_t> dims;
   int64_t numel = 1;
-  void* data = nullptr;                      // device or host pointer, or staged copy
+  void* data = nullptr;                                // device or host pointer, or staged copy
   std::shared_ptr<std::vector<unsigned char>> staged;  // owns host/const input bytes
-  size_t bytes = 0;                          // numel * dtype size
+  size_t bytes = 0;                                    // numel * dtype size
 };
 
 struct OpCall {
@@ -34,11 +34,15 @@ struct OpCall {
   bool has_attr(const char* name) const { return attrs.count(name) != 0; }
   int64_t attr_int(const char* name, int64_t def) const {
     auto it = attrs.find(name);
-    return it == attrs.end() ? def : it->second.kind == aclopAttr::Value::kFloat ? static_cast<int64_t>(it->second.f) : it->second.i;
+    return it == attrs.end()                             ? def
+           : it->second.kind == aclopAttr::Value::kFloat ? static_cast<int64_t>(it->second.f)
+                                                         : it->second.i;
   }
   float attr_float(const char* name, float def) const {
     auto it = attrs.find(name);
-    return it == attrs.end() ? def : it->second.kind == aclopAttr::Value::kFloat ? it->second.f : static_cast<float>(it->second.i);
+    return it == attrs.end()                             ? def
+           : it->second.kind == aclopAttr::Value::kFloat ? it->second.f
+                                                         : static_cast<float>(it->second.i);
   }
   std::string attr_string(const char* name, const char* def) const {
     auto it = attrs.find(name);
@@ -68,8 +72,10 @@ std::string kernel_names();
 
 // Shared validation helpers (ops_common.cc).
 aclError expect_counts(const OpCall& c, size_t n_in, size_t n_out);
-aclError expect_same_dtype(const OpCall& c, const char* what_a, const OpTensor& a, const char* what_b, const OpTensor& b);
-aclError expect_same_shape(const OpCall& c, const char* what_a, const OpTensor& a, const char* what_b, const OpTensor& b);
+aclError expect_same_dtype(const OpCall& c, const char* what_a, const OpTensor& a, const char* what_b,
+                           const OpTensor& b);
+aclError expect_same_shape(const OpCall& c, const char* what_a, const OpTensor& a, const char* what_b,
+                           const OpTensor& b);
 // numpy broadcasting of a and b; false if not broadcastable.
 bool broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
 // Strides (in elements) of `in` broadcast to `out` (0 on broadcast dims), aligned right.

@@ -149,10 +149,11 @@ extern "C" ACL_FUNC_VISIBILITY aclError aclopCompileAndExecute(
       ins += (i ? ", " : "") + aclsim::tensor_str(inputDesc[i], inputs[i]);
     for (int i = 0; i < numOutputs && outputDesc && outputs; ++i)
       outs += (i ? ", " : "") + aclsim::tensor_str(outputDesc[i], outputs[i]);
-    aclsim::trace("aclopCompileAndExecute(opType=%s, inputs=[%s], outputs=[%s], attr=%s, engineType=%d, "
-                  "compileFlag=%d, opPath=%s, stream=%p) = %d",
-                  opType ? opType : "NULL", ins.c_str(), outs.c_str(), aclsim::attrs_str(attr).c_str(),
-                  static_cast<int>(engineType), static_cast<int>(compileFlag), opPath ? opPath : "NULL", stream, rc);
+    aclsim::trace(
+        "aclopCompileAndExecute(opType=%s, inputs=[%s], outputs=[%s], attr=%s, engineType=%d, "
+        "compileFlag=%d, opPath=%s, stream=%p) = %d",
+        opType ? opType : "NULL", ins.c_str(), outs.c_str(), aclsim::attrs_str(attr).c_str(),
+        static_cast<int>(engineType), static_cast<int>(compileFlag), opPath ? opPath : "NULL", stream, rc);
   }
   return rc;
 }

@@ -90,7 +90,8 @@ ACL_FUNC_VISIBILITY aclError aclFinalize() {
   }
   aclError rc = ACL_SUCCESS;
   if (!was) {
-    rc = aclsim::fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: not initialized (aclInit missing or aclFinalize repeated)");
+    rc = aclsim::fail(ACL_ERROR_REPEAT_FINALIZE,
+                      "aclFinalize: not initialized (aclInit missing or aclFinalize repeated)");
   } else {
     aclsim::destroy_all_streams();
     size_t leaks = aclsim::report_and_release_leaks();

@@ -15,10 +15,10 @@ namespace {
 
 std::atomic<int64_t> g_stats[kStatCount];
 
-const char* const kStatNames[kStatCount] = {
-    "live_allocations", "live_bytes", "peak_bytes", "total_allocations", "leaks_detected", "double_frees",
-    "invalid_frees", "overruns", "errors", "ops_launched", "ops_executed", "pageable_copies",
-    "copies_h2d", "copies_d2h", "copies_d2d", "stream_syncs"};
+const char* const kStatNames[kStatCount] = {"live_allocations", "live_bytes",   "peak_bytes",    "total_allocations",
+                                            "leaks_detected",   "double_frees", "invalid_frees", "overruns",
+                                            "errors",           "ops_launched", "ops_executed",  "pageable_copies",
+                                            "copies_h2d",       "copies_d2h",   "copies_d2d",    "stream_syncs"};
 
 // Executed ops per op type ("op:<type>" stats, aclsimOpCounts).
 std::mutex g_op_mu;

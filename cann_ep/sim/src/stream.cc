@@ -136,9 +136,7 @@ std::vector<std::shared_ptr<Stream>> all_streams() {
   return v;
 }
 
-aclError report(const TaskResult& r) {
-  return r.code == ACL_SUCCESS ? ACL_SUCCESS : fail_msg(r.code, r.message);
-}
+aclError report(const TaskResult& r) { return r.code == ACL_SUCCESS ? ACL_SUCCESS : fail_msg(r.code, r.message); }
 
 aclError bad_stream(const char* api, aclrtStream s) {
   return fail(ACL_ERROR_INVALID_PARAM, "%s: stream %p was not created by aclrtCreateStream (or was destroyed)", api, s);
@@ -196,7 +194,8 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream) {
   if (stream == nullptr) return aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
-  if (!aclsim::initialized()) return aclsim::fail(ACL_ERROR_UNINITIALIZE, "aclrtCreateStream: aclInit has not been called");
+  if (!aclsim::initialized())
+    return aclsim::fail(ACL_ERROR_UNINITIALIZE, "aclrtCreateStream: aclInit has not been called");
   aclsim::Registry& r = aclsim::registry();
   std::shared_ptr<aclsim::Stream> st;
   {
@@ -260,8 +259,8 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
     std::lock_guard<std::mutex> lock(r.mu);
     erased = r.events.erase(event);
   }
-  aclError rc = erased ? ACL_SUCCESS
-                       : aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event %p", event);
+  aclError rc =
+      erased ? ACL_SUCCESS : aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event %p", event);
   ACLSIM_TRACE("aclrtDestroyEvent(event=%p) = %d", event, rc);
   return rc;
 }

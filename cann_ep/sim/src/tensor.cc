@@ -9,13 +9,26 @@ namespace aclsim {
 
 size_t dtype_size(aclDataType t) {
   switch (t) {
-    case ACL_BOOL: case ACL_INT8: case ACL_UINT8: return 1;
-    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
-    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
-    case ACL_DOUBLE: case ACL_INT64: case ACL_UINT64: case ACL_COMPLEX64: return 8;
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8: return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16: return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32: return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64: return 8;
     case ACL_COMPLEX128: return 16;
     case ACL_COMPLEX32: return 4;
-    case ACL_HIFLOAT8: case ACL_FLOAT8_E5M2: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E8M0: return 1;
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0: return 1;
     default: return 0;
   }
 }
@@ -48,9 +61,8 @@ ACL_FUNC_VISIBILITY aclTensorDesc* aclCreateTensorDesc(aclDataType dataType, int
     d->format = format;
     if (numDims > 0) d->dims.assign(dims, dims + numDims);
   }
-  ACLSIM_TRACE("aclCreateTensorDesc(dataType=%s, numDims=%d, dims=%s, format=%d) = %p",
-               aclsim::dtype_name(dataType), numDims, d ? aclsim::shape_str(d->dims).c_str() : "?",
-               static_cast<int>(format), static_cast<void*>(d));
+  ACLSIM_TRACE("aclCreateTensorDesc(dataType=%s, numDims=%d, dims=%s, format=%d) = %p", aclsim::dtype_name(dataType),
+               numDims, d ? aclsim::shape_str(d->dims).c_str() : "?", static_cast<int>(format), static_cast<void*>(d));
   return d;
 }
 

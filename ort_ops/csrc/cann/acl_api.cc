@@ -23,8 +23,8 @@ void* Open(const char* soname, std::string* error) {
   void* handle = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
     const char* reason = dlerror();
-    *error = std::string("cannot load ") + soname + " (CANN runtime): " +
-             (reason != nullptr ? reason : "unknown error");
+    *error =
+        std::string("cannot load ") + soname + " (CANN runtime): " + (reason != nullptr ? reason : "unknown error");
   }
   return handle;
 }

@@ -24,12 +24,11 @@ AclOp::~AclOp() {
 }
 
 aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
-                const std::vector<int64_t>& dims) {
+                          const std::vector<int64_t>& dims) {
   // CANN treats a scalar as shape [1] (its tiling's EnsureNotScalar); pass it that way.
   static const std::vector<int64_t> kScalar{1};
   const std::vector<int64_t>& shape = dims.empty() ? kScalar : dims;
-  aclTensorDesc* desc = acl_.CreateTensorDesc(type, static_cast<int>(shape.size()),
-                                              shape.data(), ACL_FORMAT_ND);
+  aclTensorDesc* desc = acl_.CreateTensorDesc(type, static_cast<int>(shape.size()), shape.data(), ACL_FORMAT_ND);
   aclDataBuffer* buf = acl_.CreateDataBuffer(const_cast<void*>(data), bytes);
   if (desc == nullptr || buf == nullptr) setup_error_ = "aclCreateTensorDesc/aclCreateDataBuffer returned NULL";
   (input ? in_descs_ : out_descs_).push_back(desc);
@@ -37,8 +36,7 @@ aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataTyp
   return desc;
 }
 
-AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type,
-                    const std::vector<int64_t>& dims) {
+AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
   Add(true, data, bytes, type, dims);
   return *this;
 }
@@ -76,10 +74,10 @@ OrtStatusPtr AclOp::Run(aclrtStream stream) {
   if (!setup_error_.empty()) {
     return MakeError("CANN op " + type_ + ": " + setup_error_, ORT_RUNTIME_EXCEPTION);
   }
-  const aclError code = acl_.CompileAndExecute(
-      type_.c_str(), static_cast<int>(in_descs_.size()), in_descs_.data(), in_bufs_.data(),
-      static_cast<int>(out_descs_.size()), out_descs_.data(), out_bufs_.data(), attr_,
-      ACL_ENGINE_SYS, ACL_COMPILE_SYS, nullptr, stream);
+  const aclError code =
+      acl_.CompileAndExecute(type_.c_str(), static_cast<int>(in_descs_.size()), in_descs_.data(), in_bufs_.data(),
+                             static_cast<int>(out_descs_.size()), out_descs_.data(), out_bufs_.data(), attr_,
+                             ACL_ENGINE_SYS, ACL_COMPILE_SYS, nullptr, stream);
   if (code != ACL_SUCCESS) return AclError(acl_, "aclopCompileAndExecute(\"" + type_ + "\")", code);
   return nullptr;
 }

@@ -30,8 +30,7 @@ class AclOp {
   OrtStatusPtr Run(aclrtStream stream);
 
  private:
-  aclTensorDesc* Add(bool input, const void* data, size_t bytes, aclDataType type,
-                     const std::vector<int64_t>& dims);
+  aclTensorDesc* Add(bool input, const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims);
 
   const AclApi& acl_;
   std::string type_;

@@ -15,7 +15,7 @@ struct Slot {
   OrtAllocator* allocator = nullptr;  // from the first kernel context on this stream; owned
   void* data = nullptr;
   size_t bytes = 0;
-  size_t users = 0;  // ScratchUsers holding a share
+  size_t users = 0;   // ScratchUsers holding a share
   bool busy = false;  // leased out
 };
 

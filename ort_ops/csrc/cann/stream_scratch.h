@@ -35,8 +35,8 @@ class ScratchUser {
 
   // At least `bytes` of device memory (on `device`, the memory of the kernel's inputs) for ops
   // enqueued on `stream` while `lease` is held.
-  OrtStatusPtr Acquire(OrtKernelContext* context, const OrtMemoryInfo* device, const AclApi& acl,
-                       aclrtStream stream, size_t bytes, ScratchLease* lease);
+  OrtStatusPtr Acquire(OrtKernelContext* context, const OrtMemoryInfo* device, const AclApi& acl, aclrtStream stream,
+                       size_t bytes, ScratchLease* lease);
 
  private:
   std::mutex mu_;

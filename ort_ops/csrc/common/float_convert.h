@@ -58,7 +58,7 @@ inline uint16_t FloatToHalf(float f) {
     return static_cast<uint16_t>(sign | h);
   }
   if (exp == 0) return static_cast<uint16_t>(sign);  // float32 zero/subnormal: < 2^-126
-  const uint32_t shift = 126u - exp;                  // >= 14; unit is 2^-24
+  const uint32_t shift = 126u - exp;                 // >= 14; unit is 2^-24
   if (shift > 24) return static_cast<uint16_t>(sign);
   const uint32_t m = mant | 0x800000u;
   uint32_t h = m >> shift;

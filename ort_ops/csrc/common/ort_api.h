@@ -25,8 +25,8 @@ inline OrtStatusPtr MakeError(const std::string& message, OrtErrorCode code = OR
 }  // namespace ortops
 
 // Evaluates an OrtStatusPtr expression and returns it from the enclosing function on error.
-#define ORTOPS_RETURN_IF_ERROR(expr)      \
-  do {                                    \
-    OrtStatusPtr ortops_status_ = (expr); \
+#define ORTOPS_RETURN_IF_ERROR(expr)                      \
+  do {                                                    \
+    OrtStatusPtr ortops_status_ = (expr);                 \
     if (ortops_status_ != nullptr) return ortops_status_; \
   } while (0)

@@ -16,7 +16,7 @@ struct ElementwiseIo {
   std::vector<const void*> inputs;  // data (device memory on a device EP); null when empty
   void* output = nullptr;
   std::vector<int64_t> shape;
-  size_t count = 0;  // elements in each tensor
+  size_t count = 0;                       // elements in each tensor
   const OrtMemoryInfo* memory = nullptr;  // where the first input lives
 };
 

@@ -3,13 +3,12 @@ values, thread counts, both code paths (AVX2 and portable), and large tensors.""
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import ort_ops.library
-from op_helpers import assert_bits_equal, make_session, run_elu_grad, run_elu_grad_bound
 from gen_data import DTYPES, edge_pairs, gen_inputs, golden
+from op_helpers import assert_bits_equal, make_session, run_elu_grad, run_elu_grad_bound
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import elu_grad
 

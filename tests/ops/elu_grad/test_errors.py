@@ -14,8 +14,8 @@ from onnxruntime.capi.onnxruntime_pybind11_state import (
     RuntimeException,
 )
 
-from op_helpers import assert_bits_equal, make_session, run_elu_grad
 from gen_data import gen_inputs
+from op_helpers import assert_bits_equal, make_session, run_elu_grad
 from ort_ops.domain import DOMAIN
 from ort_ops.model_builder import make_elu_grad_model, make_model
 from ort_ops.reference import elu_grad

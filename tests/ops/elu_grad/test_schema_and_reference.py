@@ -13,8 +13,8 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 import ort_ops
-from op_helpers import assert_bits_equal
 from gen_data import edge_pairs, gen_inputs, golden
+from op_helpers import assert_bits_equal
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import OPS, elu_grad
 

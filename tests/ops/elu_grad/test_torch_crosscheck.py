@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is a test dependency (requirements/cpu.txt)")
 
-from op_helpers import assert_bits_equal, make_session, run_elu_grad  # noqa: E402
 from gen_data import gen_inputs  # noqa: E402
+from op_helpers import assert_bits_equal, make_session, run_elu_grad  # noqa: E402
 from ort_ops.model_builder import make_elu_grad_model  # noqa: E402
 
 

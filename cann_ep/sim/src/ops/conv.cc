@@ -22,11 +22,11 @@ namespace aclsim {
 namespace {
 
 struct ConvGeom {
-  int64_t n, c, h, w;          // x
-  int64_t m, kc, kh, kw;       // filter [M, C/groups, KH, KW]
-  int64_t oh, ow;              // y spatial dims
-  int64_t sh, sw, dh, dw;      // strides, dilations
-  int64_t pt, pb, pl, pr;      // pads: top, bottom, left, right
+  int64_t n, c, h, w;      // x
+  int64_t m, kc, kh, kw;   // filter [M, C/groups, KH, KW]
+  int64_t oh, ow;          // y spatial dims
+  int64_t sh, sw, dh, dw;  // strides, dilations
+  int64_t pt, pb, pl, pr;  // pads: top, bottom, left, right
   int64_t groups;
   bool bias;
 };
@@ -103,8 +103,7 @@ aclError k_conv2d(const OpCall& c, Run* run) {
   if (c.in.size() < 2 || c.in.size() > 4)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: expected 2 to 4 inputs (x, filter, bias, offset_w), got %zu",
                 c.in.size());
-  if (c.out.size() != 1)
-    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Conv2D: expected 1 output, got %zu", c.out.size());
+  if (c.out.size() != 1) return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Conv2D: expected 1 output, got %zu", c.out.size());
   const OpTensor &x = c.in[0], &f = c.in[1], &y = c.out[0];
   if (x.absent || f.absent)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: input %d (%s) is required", x.absent ? 0 : 1,
@@ -113,18 +112,22 @@ aclError k_conv2d(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: input 3 (offset_w, int8 quantisation) is not simulated");
   const bool has_bias = c.in.size() >= 3 && !c.in[2].absent;
   if (!conv_dtype(x.dtype))
-    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "Conv2D: input 0 (x) has unsupported dtype %s (simulated: "
-                "ACL_FLOAT, ACL_FLOAT16, ACL_BF16)", dtype_name(x.dtype));
+    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                "Conv2D: input 0 (x) has unsupported dtype %s (simulated: "
+                "ACL_FLOAT, ACL_FLOAT16, ACL_BF16)",
+                dtype_name(x.dtype));
   if (aclError rc = expect_same_dtype(c, "input 1 (filter)", f, "input 0 (x)", x)) return rc;
   if (has_bias)
     if (aclError rc = expect_same_dtype(c, "input 2 (bias)", c.in[2], "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
-  const struct { const char* what; const OpTensor* t; } nchw[] = {{"input 0 (x)", &x}, {"input 1 (filter)", &f},
-                                                                   {"output 0 (y)", &y}};
+  const struct {
+    const char* what;
+    const OpTensor* t;
+  } nchw[] = {{"input 0 (x)", &x}, {"input 1 (filter)", &f}, {"output 0 (y)", &y}};
   for (const auto& e : nchw) {
     if (e.t->format != ACL_FORMAT_NCHW)
-      return fail(ACL_ERROR_FORMAT_NOT_MATCH, "Conv2D: %s has format %s; the simulator implements NCHW only",
-                  e.what, format_name(e.t->format));
+      return fail(ACL_ERROR_FORMAT_NOT_MATCH, "Conv2D: %s has format %s; the simulator implements NCHW only", e.what,
+                  format_name(e.t->format));
     if (e.t->dims.size() != 4)
       return fail(e.t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
                   "Conv2D: %s has shape %s, expected 4-D NCHW", e.what, shape_str(e.t->dims).c_str());
@@ -145,8 +148,10 @@ aclError k_conv2d(const OpCall& c, Run* run) {
   if (!c.has_attr("pads")) return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "Conv2D: required attribute pads is missing");
   std::vector<int64_t> pads = c.attr_list("pads");
   if (pads.size() != 4 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "Conv2D: attribute pads is %s, expected 4 values >= 0 "
-                "[top, bottom, left, right]", shape_str(pads).c_str());
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "Conv2D: attribute pads is %s, expected 4 values >= 0 "
+                "[top, bottom, left, right]",
+                shape_str(pads).c_str());
   g.pt = pads[0], g.pb = pads[1], g.pl = pads[2], g.pr = pads[3];
   g.groups = c.attr_int("groups", 1);
   if (g.groups < 1)
@@ -157,28 +162,34 @@ aclError k_conv2d(const OpCall& c, Run* run) {
                 shape_str(f.dims).c_str());
   if (g.groups == 1 && g.c != g.kc) {  // CANN's InferShape: groups implicitly becomes C_in / filter_C
     if (g.c % g.kc != 0)
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: x channels (%lld) must be divisible by filter channels "
-                  "(%lld) when groups is 1", static_cast<long long>(g.c), static_cast<long long>(g.kc));
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "Conv2D: x channels (%lld) must be divisible by filter channels "
+                  "(%lld) when groups is 1",
+                  static_cast<long long>(g.c), static_cast<long long>(g.kc));
     g.groups = g.c / g.kc;
   }
   if (g.c != g.kc * g.groups || g.m % g.groups != 0)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: x %s and filter %s do not fit groups=%lld (need x C = "
-                "filter C * groups and filter N divisible by groups)", shape_str(x.dims).c_str(),
-                shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "Conv2D: x %s and filter %s do not fit groups=%lld (need x C = "
+                "filter C * groups and filter N divisible by groups)",
+                shape_str(x.dims).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
   if (has_bias && (c.in[2].dims.size() != 1 || c.in[2].dims[0] != g.m))
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: input 2 (bias) has shape %s, expected [%lld]",
                 shape_str(c.in[2].dims).c_str(), static_cast<long long>(g.m));
   const int64_t eh = g.dh * (g.kh - 1) + 1, ew = g.dw * (g.kw - 1) + 1;  // dilated kernel extent
   const int64_t ph = g.h + g.pt + g.pb, pw = g.w + g.pl + g.pr;
   if (ph < eh || pw < ew)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Conv2D: padded input %lldx%lld is smaller than the dilated "
-                "filter %lldx%lld", static_cast<long long>(ph), static_cast<long long>(pw),
-                static_cast<long long>(eh), static_cast<long long>(ew));
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "Conv2D: padded input %lldx%lld is smaller than the dilated "
+                "filter %lldx%lld",
+                static_cast<long long>(ph), static_cast<long long>(pw), static_cast<long long>(eh),
+                static_cast<long long>(ew));
   g.oh = (ph - eh) / g.sh + 1;
   g.ow = (pw - ew) / g.sw + 1;
   std::vector<int64_t> want{g.n, g.m, g.oh, g.ow};
   if (y.dims != want)
-    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Conv2D: output 0 (y) has shape %s, expected %s from pads %s read "
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                "Conv2D: output 0 (y) has shape %s, expected %s from pads %s read "
                 "as [top, bottom, left, right] (CANN order; ONNX's is [top, left, bottom, right])",
                 shape_str(y.dims).c_str(), shape_str(want).c_str(), shape_str(pads).c_str());
   visit_dtype(x.dtype, [&](auto tag) {

@@ -38,10 +38,12 @@ C arith(Arith op, C a, C b) {
     switch (op) {
       case Arith::kAdd: return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
       case Arith::kSub: return static_cast<C>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-      case Arith::kMul: return static_cast<C>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
+      case Arith::kMul:
+        return static_cast<C>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
       case Arith::kDiv:
         if (b == 0) return 0;  // defined here; undefined on hardware
-        if (std::is_signed<C>::value && b == static_cast<C>(-1)) return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
+        if (std::is_signed<C>::value && b == static_cast<C>(-1))
+          return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
         return static_cast<C>(a / b);
       case Arith::kMax: return a >= b ? a : b;
       case Arith::kMin: return a <= b ? a : b;
@@ -82,8 +84,7 @@ aclError check_binary(const OpCall& c, aclDataType out_dtype) {
 }
 
 aclError unsupported(const OpCall& c, const char* what, aclDataType t) {
-  return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has unsupported dtype %s", c.type.c_str(), what,
-              dtype_name(t));
+  return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has unsupported dtype %s", c.type.c_str(), what, dtype_name(t));
 }
 
 aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
@@ -96,7 +97,7 @@ aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
       const auto* b = ptr<T>(c.in[1].data);
       auto* y = ptr<T>(c.out[0].data);
       std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
-                                           broadcast_strides(c.in[1].dims, c.out[0].dims)};
+                                            broadcast_strides(c.in[1].dims, c.out[0].dims)};
       for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
         y[i] = T::store(arith<typename T::Compute>(op, T::load(a[o[0]]), T::load(b[o[1]])));
       });
@@ -114,7 +115,7 @@ aclError compare_kernel(Cmp op, const OpCall& c, Run* run) {
       const auto* b = ptr<T>(c.in[1].data);
       auto* y = static_cast<uint8_t*>(c.out[0].data);
       std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
-                                           broadcast_strides(c.in[1].dims, c.out[0].dims)};
+                                            broadcast_strides(c.in[1].dims, c.out[0].dims)};
       for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
         y[i] = compare<typename T::Compute>(op, T::load(a[o[0]]), T::load(b[o[1]])) ? 1 : 0;
       });
@@ -160,8 +161,8 @@ aclError k_select(const OpCall& c, Run* run) {
     const auto* b = static_cast<const unsigned char*>(c.in[2].data);
     auto* y = static_cast<unsigned char*>(c.out[0].data);
     std::array<std::vector<int64_t>, 3> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
-                                         broadcast_strides(c.in[1].dims, c.out[0].dims),
-                                         broadcast_strides(c.in[2].dims, c.out[0].dims)};
+                                          broadcast_strides(c.in[1].dims, c.out[0].dims),
+                                          broadcast_strides(c.in[2].dims, c.out[0].dims)};
     for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 3>& o) {
       const unsigned char* src = cond[o[0]] ? a + o[1] * es : b + o[2] * es;
       std::memcpy(y + i * es, src, es);

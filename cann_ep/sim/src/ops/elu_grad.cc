@@ -32,9 +32,10 @@ aclError k_elu_grad(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "EluGrad: tiling failed: expected 1 output (y), got %zu", c.out.size());
   const OpTensor &g = c.in[0], &a = c.in[1], &y = c.out[0];
   if (g.dtype != ACL_FLOAT && g.dtype != ACL_FLOAT16 && g.dtype != ACL_BF16)
-    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-                "EluGrad: tiling failed: input 0 (grads) has dtype %s, expected one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16",
-                dtype_name(g.dtype));
+    return fail(
+        ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+        "EluGrad: tiling failed: input 0 (grads) has dtype %s, expected one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16",
+        dtype_name(g.dtype));
   if (a.dtype != g.dtype)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
                 "EluGrad: tiling failed: input 1 (activations) has dtype %s, expected %s (the dtype of input 0, grads)",

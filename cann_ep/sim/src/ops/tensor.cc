@@ -23,9 +23,8 @@ aclError k_broadcast_to(const OpCall& c, Run* run) {
     const auto* x = static_cast<const unsigned char*>(c.in[0].data);
     auto* y = static_cast<unsigned char*>(c.out[0].data);
     std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
-    for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 1>& o) {
-      std::memcpy(y + i * es, x + o[0] * es, es);
-    });
+    for_each_broadcast(c.out[0].dims, s,
+                       [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
   };
   return ACL_SUCCESS;
 }
@@ -73,9 +72,8 @@ aclError k_transpose(const OpCall& c, Run* run) {
     const auto* x = static_cast<const unsigned char*>(c.in[0].data);
     auto* y = static_cast<unsigned char*>(c.out[0].data);
     std::array<std::vector<int64_t>, 1> strides{s};
-    for_each_broadcast(c.out[0].dims, strides, [&](int64_t i, const std::array<int64_t, 1>& o) {
-      std::memcpy(y + i * es, x + o[0] * es, es);
-    });
+    for_each_broadcast(c.out[0].dims, strides,
+                       [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
   };
   return ACL_SUCCESS;
 }

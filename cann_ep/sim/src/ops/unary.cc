@@ -16,10 +16,11 @@ bool parse_fn(const std::string& t, Fn* f) {
   static const struct {
     const char* name;
     Fn fn;
-  } kFns[] = {{"Abs", Fn::kAbs},   {"Neg", Fn::kNeg},   {"Exp", Fn::kExp},       {"Log", Fn::kLog},
-              {"Sqrt", Fn::kSqrt}, {"Reciprocal", Fn::kReciprocal},             {"Floor", Fn::kFloor},
-              {"Ceil", Fn::kCeil}, {"Round", Fn::kRound}, {"Sin", Fn::kSin},    {"Cos", Fn::kCos},
-              {"Erf", Fn::kErf},   {"Tanh", Fn::kTanh}, {"Sigmoid", Fn::kSigmoid}};
+  } kFns[] = {{"Abs", Fn::kAbs},     {"Neg", Fn::kNeg},        {"Exp", Fn::kExp},
+              {"Log", Fn::kLog},     {"Sqrt", Fn::kSqrt},      {"Reciprocal", Fn::kReciprocal},
+              {"Floor", Fn::kFloor}, {"Ceil", Fn::kCeil},      {"Round", Fn::kRound},
+              {"Sin", Fn::kSin},     {"Cos", Fn::kCos},        {"Erf", Fn::kErf},
+              {"Tanh", Fn::kTanh},   {"Sigmoid", Fn::kSigmoid}};
   for (const auto& e : kFns)
     if (t == e.name) {
       *f = e.fn;

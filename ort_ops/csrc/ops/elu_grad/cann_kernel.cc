@@ -82,30 +82,44 @@ struct CannKernel {
     }
     const size_t in_bytes = n * sizeof(typename T::Storage);
     if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(grads, in_bytes, kAclType<T>, shape)
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
+                                 .Input(grads, in_bytes, kAclType<T>, shape)
                                  .Output(const_cast<void*>(g32), f32_bytes, ACL_FLOAT, shape)
-                                 .AttrInt("dst_type", ACL_FLOAT).Run(stream));
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(activations, in_bytes, kAclType<T>, shape)
+                                 .AttrInt("dst_type", ACL_FLOAT)
+                                 .Run(stream));
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
+                                 .Input(activations, in_bytes, kAclType<T>, shape)
                                  .Output(const_cast<void*>(a32), f32_bytes, ACL_FLOAT, shape)
-                                 .AttrInt("dst_type", ACL_FLOAT).Run(stream));
+                                 .AttrInt("dst_type", ACL_FLOAT)
+                                 .Run(stream));
     }
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Add").Input(a32, f32_bytes, ACL_FLOAT, shape)
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Add")
+                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
                                .ConstInput(&alpha, sizeof(float), ACL_FLOAT, one)
-                               .Output(t, f32_bytes, ACL_FLOAT, shape).Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul").Input(g32, f32_bytes, ACL_FLOAT, shape)
+                               .Output(t, f32_bytes, ACL_FLOAT, shape)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
+                               .Input(g32, f32_bytes, ACL_FLOAT, shape)
                                .Input(t, f32_bytes, ACL_FLOAT, shape)
-                               .Output(p, f32_bytes, ACL_FLOAT, shape).Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Less").Input(a32, f32_bytes, ACL_FLOAT, shape)
+                               .Output(p, f32_bytes, ACL_FLOAT, shape)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Less")
+                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
                                .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(mask, n, ACL_BOOL, shape).Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Select").Input(mask, n, ACL_BOOL, shape)
+                               .Output(mask, n, ACL_BOOL, shape)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Select")
+                               .Input(mask, n, ACL_BOOL, shape)
                                .Input(p, f32_bytes, ACL_FLOAT, shape)
                                .Input(g32, f32_bytes, ACL_FLOAT, shape)
-                               .Output(y32, f32_bytes, ACL_FLOAT, shape).Run(stream));
+                               .Output(y32, f32_bytes, ACL_FLOAT, shape)
+                               .Run(stream));
     if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast").Input(y32, f32_bytes, ACL_FLOAT, shape)
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
+                                 .Input(y32, f32_bytes, ACL_FLOAT, shape)
                                  .Output(io.output, in_bytes, kAclType<T>, shape)
-                                 .AttrInt("dst_type", kAclType<T>).Run(stream));
+                                 .AttrInt("dst_type", kAclType<T>)
+                                 .Run(stream));
     }
     return nullptr;
   }

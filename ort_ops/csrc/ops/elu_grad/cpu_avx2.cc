@@ -72,8 +72,8 @@ size_t StreamingPrologue(const void* y, size_t n, size_t bytes, bool* streaming)
 // are not handled here: the loop redoes blocks holding a NaN with the scalar conversion.
 ORTOPS_AVX2 inline __m256i RoundToBFloat16Bits(__m256 v) {
   const __m256i u = _mm256_castps_si256(v);
-  const __m256i bias = _mm256_add_epi32(
-      _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
+  const __m256i bias =
+      _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7fff));
   return _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
 }
 

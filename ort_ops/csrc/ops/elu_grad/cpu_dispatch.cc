@@ -17,6 +17,4 @@ const EluGradLoops& SelectLoops() {
 }  // namespace ortops
 
 // Which loops EluGrad would use now ("avx2" or "portable"), for tests and diagnostics.
-extern "C" __attribute__((visibility("default"))) const char* OrtOpsCpuLoops() {
-  return ortops::SelectLoops().name;
-}
+extern "C" __attribute__((visibility("default"))) const char* OrtOpsCpuLoops() { return ortops::SelectLoops().name; }

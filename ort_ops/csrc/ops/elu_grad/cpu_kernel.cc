@@ -20,11 +20,17 @@ constexpr size_t kStreamingMinBytes = size_t{16} << 20;
 template <typename T>
 EluGradLoop LoopFor(const EluGradLoops& loops);
 template <>
-EluGradLoop LoopFor<Float32>(const EluGradLoops& loops) { return loops.f32; }
+EluGradLoop LoopFor<Float32>(const EluGradLoops& loops) {
+  return loops.f32;
+}
 template <>
-EluGradLoop LoopFor<Float16>(const EluGradLoops& loops) { return loops.f16; }
+EluGradLoop LoopFor<Float16>(const EluGradLoops& loops) {
+  return loops.f16;
+}
 template <>
-EluGradLoop LoopFor<BFloat16>(const EluGradLoops& loops) { return loops.bf16; }
+EluGradLoop LoopFor<BFloat16>(const EluGradLoops& loops) {
+  return loops.bf16;
+}
 
 template <typename T>
 struct Job {
@@ -54,7 +60,12 @@ struct CpuKernel {
     ElementwiseIo io;
     ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
     if (io.count == 0) return nullptr;
-    Job<T> job{LoopFor<T>(SelectLoops()), io.inputs[0], io.inputs[1], io.output, io.count, alpha,
+    Job<T> job{LoopFor<T>(SelectLoops()),
+               io.inputs[0],
+               io.inputs[1],
+               io.output,
+               io.count,
+               alpha,
                io.count * sizeof(typename T::Storage) >= kStreamingMinBytes};
     if (io.count < kParallelMinElements) {
       job.loop(job.grads, job.activations, job.y, job.count, alpha, job.streaming);
