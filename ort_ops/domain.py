@@ -1,10 +1,13 @@
 """The op library's identity: every other file (Python and, through CMake, C++) reads these.
 
-CMake parses the four assignments below with a regular expression, so keep each on one line
+CMake parses the assignments below with a regular expression, so keep each on one line
 in the form ``NAME = value``.
 """
 
 DOMAIN = "ai.ortops"
+# Standard ONNX ops placed on the CANN EP (rewrite.placement): same op types, inputs and
+# attributes as ONNX's, kernels only for the CANN EP. A second domain of the same library.
+CANN_DOMAIN = "ai.ortops.cann"
 OPSET_VERSION = 1
 LIBRARY_NAME = "ortops"
 # The NaN every kernel returns for an invalid operation (inf - inf, 0 * inf) when no input NaN

@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
+from dataclasses import dataclass
 
-from ort_ops.domain import LIBRARY_NAME
+from ort_ops.domain import DOMAIN, LIBRARY_NAME
 
 _FILE_NAME = {"win32": f"{LIBRARY_NAME}.dll", "darwin": f"lib{LIBRARY_NAME}.dylib"}.get(
     sys.platform, f"lib{LIBRARY_NAME}.so"
@@ -55,24 +56,55 @@ def register(session_options):
     return session_options
 
 
-def registered_kernels() -> set[tuple[str, str, str]]:
-    """``(op, execution provider, dtype)`` of every kernel the built library registers."""
-    import ctypes
+@dataclass(frozen=True)
+class KernelSignature:
+    """One kernel the library registers: domain, op type, EP, input and output element types
+    (ONNX ``TensorProto`` codes)."""
 
-    from ort_ops.dtypes import name_of_elem
+    domain: str
+    op: str
+    provider: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+def kernel_signatures() -> tuple[KernelSignature, ...]:
+    """Every kernel the built library registers, in registration order."""
+    import ctypes
 
     lib = ctypes.CDLL(get_library_path())
     lib.OrtOpsRegisteredKernels.restype = ctypes.c_char_p
-    out = set()
+    out = []
     for line in lib.OrtOpsRegisteredKernels().decode().splitlines():
-        name, ep, types = line.split()
-        out.update((name, ep, name_of_elem(int(t))) for t in set(types.split(",")))
-    return out
+        domain, name, ep, ins, outs = line.split()
+        codes = lambda text: () if text == "-" else tuple(int(t) for t in text.split(","))
+        out.append(KernelSignature(domain, name, ep, codes(ins), codes(outs)))
+    return tuple(out)
+
+
+def registered_kernels() -> set[tuple[str, str, str]]:
+    """``(op, execution provider, dtype)`` of every kernel of the ``ai.ortops`` ops (each input's dtype)."""
+    from ort_ops.dtypes import name_of_elem
+
+    return {(k.op, k.provider, name_of_elem(t)) for k in kernel_signatures() if k.domain == DOMAIN
+            for t in set(k.inputs)}
 
 
 def has_cann_kernels() -> bool:
     """Whether the library was built with its CANN EP kernels (``ORTOPS_WITH_CANN``, default on)."""
-    return any(ep == "CANNExecutionProvider" for _, ep, _ in registered_kernels())
+    return any(k.provider == "CANNExecutionProvider" for k in kernel_signatures())
+
+
+def cann_op_unavailable(soc_name: str, op_type: str) -> str | None:
+    """Why CANN op ``op_type`` is not available on SoC ``soc_name`` (the source that says so), or
+    None: the kernels' own SoC table (``ort_ops/csrc/cann/soc.cc``)."""
+    import ctypes
+
+    fn = ctypes.CDLL(get_library_path()).OrtOpsCannOpUnavailable
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    reason = fn(soc_name.encode(), op_type.encode())
+    return reason.decode() if reason else None
 
 
 def cpu_loops() -> str:

@@ -31,35 +31,50 @@ def make_op_model(
     input_dtypes: Sequence | None = None,
     input_shapes: Sequence | None = None,
     output_dtype=None,
+    output_shapes: Sequence | None = None,
     name: str | None = None,
     **attributes,
 ) -> onnx.ModelProto:
     """A one-node model of an ``ai.ortops`` op (an :class:`~ort_ops.ops.OpDef` or its name):
-    graph inputs and outputs named after the op's, of ``dtype`` and ``shape`` unless
-    ``input_dtypes`` / ``input_shapes`` / ``output_dtype`` say otherwise (ONNX ``TensorProto``
-    codes are accepted, so that unsupported types can be written for error tests). An attribute
-    passed as None is left out (the op's default applies)."""
+    graph inputs and outputs named after the op's. Elementwise ops: every input and output of
+    ``dtype`` and ``shape``. Other ops: inputs and outputs of the dtypes their definition gives
+    (``dtype`` for type ``T``) and the shapes of the op's sample inputs (outputs: from its shape
+    rule). ``input_dtypes`` / ``input_shapes`` / ``output_dtype`` / ``output_shapes`` override
+    (ONNX ``TensorProto`` codes are accepted, so that unsupported types can be written for error
+    tests). An attribute passed as None is left out (the op's default applies)."""
+    import numpy as np
+
     from ort_ops.ops import OpDef
     from ort_ops.ops import op as op_named
 
     op = op if isinstance(op, OpDef) else op_named(op)
 
     def elem(t):
-        return t if isinstance(t, int) else dtypes.onnx_type(t)
+        return t if isinstance(t, int) else dtypes.onnx_type_of(dtypes.canonical_name(t, tuple(dtypes.TYPES)))
 
-    in_types = [elem(t) for t in (input_dtypes or [dtype] * len(op.inputs))]
-    in_shapes = list(input_shapes or [shape] * len(op.inputs))
-    out_type = elem(dtype) if output_dtype is None else elem(output_dtype)
     unknown = set(attributes) - set(op.defaults())
     if unknown:
         raise TypeError(f"{op.name} has no attributes {sorted(unknown)} (it has {sorted(op.defaults())})")
-    attrs = {k: float(v) for k, v in attributes.items() if v is not None}
+    attrs = {k: op.attribute(k).coerce(v) for k, v in attributes.items() if v is not None}
+    in_types = [elem(t) for t in (input_dtypes or [op.dtype_of(t, dtype) for t in op.inputs])]
+    out_types = [elem(output_dtype)] * len(op.outputs) if output_dtype is not None else \
+        [elem(op.dtype_of(t, dtype)) for t in op.outputs]
+    if op.elementwise:
+        in_shapes = list(input_shapes or [shape] * len(op.inputs))
+        out_shapes = list(output_shapes or [shape] * len(op.outputs))
+    else:
+        samples = None
+        if input_shapes is None or output_shapes is None:
+            rng = np.random.default_rng(0)
+            samples = op.sample_inputs(dtypes.canonical_name(dtype), {**op.defaults(), **attrs}, rng)
+        in_shapes = list(input_shapes or [list(a.shape) for a in samples])
+        out_shapes = list(output_shapes or [list(s) for s in op.output_shapes([a.shape for a in samples], attrs)])
     node = helper.make_node(op.name, [t.name for t in op.inputs], [t.name for t in op.outputs], domain=op.domain,
                             name=name or op.name, **attrs)
     graph = helper.make_graph(
         [node], op.name.lower(),
         [helper.make_tensor_value_info(t.name, ty, s) for t, ty, s in zip(op.inputs, in_types, in_shapes)],
-        [helper.make_tensor_value_info(t.name, out_type, shape) for t in op.outputs],
+        [helper.make_tensor_value_info(t.name, ty, s) for t, ty, s in zip(op.outputs, out_types, out_shapes)],
     )
     return make_model(graph)
 

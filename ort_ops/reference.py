@@ -18,9 +18,9 @@ def _op_run(op: OpDef) -> type:
     defaults = op.defaults()
 
     def _run(self, *inputs, **attributes):
-        values = dict(defaults)
-        values.update({k: v for k, v in attributes.items() if k in defaults and v is not None})
-        return (op.reference(*inputs, **values),)
+        values = {k: v.decode() if isinstance(v, bytes) else v
+                  for k, v in attributes.items() if k in defaults and v is not None}
+        return op.outputs_of(*inputs, **values)
 
     return type(op.name, (OpRun,), {"op_domain": op.domain, "_run": _run,
                                     "__doc__": f"``{op.domain}::{op.name}`` for onnx.reference.ReferenceEvaluator."})

@@ -7,9 +7,13 @@ import onnx
 import onnx.defs
 from onnx.defs import OpSchema
 
+from ort_ops import dtypes
 from ort_ops.ops import OPS, OpDef
+from ort_ops.ops.definition import T
 
-_TYPE_STRINGS = {"float32": "tensor(float)", "float16": "tensor(float16)", "bfloat16": "tensor(bfloat16)"}
+_TYPE_STRINGS = {"float32": "tensor(float)", "float16": "tensor(float16)", "bfloat16": "tensor(bfloat16)",
+                 "float64": "tensor(double)", "int32": "tensor(int32)", "int64": "tensor(int64)",
+                 "bool": "tensor(bool)"}
 
 
 def _shape_text(tensor_type) -> str:
@@ -54,19 +58,88 @@ def _elementwise_inference(op: OpDef):
     return infer
 
 
+def _static_shape(tensor_type) -> tuple[int, ...] | None:
+    if not tensor_type.HasField("shape") or not all(d.HasField("dim_value") for d in tensor_type.shape.dim):
+        return None
+    return tuple(d.dim_value for d in tensor_type.shape.dim)
+
+
+def _attribute_values(op: OpDef, ctx) -> dict:
+    values = {}
+    for a in op.attributes:
+        proto = ctx.get_attribute(a.name) if hasattr(ctx, "get_attribute") else None
+        if proto is not None:
+            values[a.name] = onnx.helper.get_attribute_value(proto)
+            if isinstance(values[a.name], bytes):
+                values[a.name] = values[a.name].decode()
+    return values
+
+
+def _rule_inference(op: OpDef):
+    """Dtypes from the type constraints (inputs of one constraint must agree); output shapes from
+    the op's shape rule when every input shape is static."""
+
+    def infer(ctx) -> None:
+        seen: dict[str, tuple[int, str]] = {}
+        shapes = []
+        for i, t in enumerate(op.inputs):
+            given = ctx.get_input_type(i) if i < ctx.get_num_inputs() else None
+            if given is None or not given.HasField("tensor_type"):
+                shapes.append(None)
+                continue
+            elem = given.tensor_type.elem_type
+            key = t.type
+            if key == T and elem:
+                if key in seen and seen[key][0] != elem:
+                    raise onnx.shape_inference.InferenceError(
+                        f"{op.name}: {seen[key][1]} has dtype {dtypes.name_of_elem(seen[key][0])} but {t.name} has "
+                        f"{dtypes.name_of_elem(elem)}")
+                seen.setdefault(key, (elem, t.name))
+            shapes.append(_static_shape(given.tensor_type))
+        out_shapes = None
+        present = [s for s, t in zip(shapes, op.inputs) if not t.optional or s is not None]
+        if all(s is not None for s in present) and len(present) == len(op.inputs):
+            try:
+                out_shapes = op.output_shapes(shapes, _attribute_values(op, ctx))
+            except ValueError as exc:
+                raise onnx.shape_inference.InferenceError(str(exc)) from None
+        for k, t in enumerate(op.outputs):
+            if k >= ctx.get_num_outputs():
+                break
+            out = onnx.TypeProto()
+            if t.type == T:
+                if T not in seen:
+                    continue
+                out.tensor_type.elem_type = seen[T][0]
+            else:
+                out.tensor_type.elem_type = dtypes.onnx_type_of(t.type)
+            if out_shapes is not None:
+                for d in out_shapes[k]:
+                    out.tensor_type.shape.dim.add().dim_value = d
+            ctx.set_output_type(k, out)
+
+    return infer
+
+
+def _formal(t, is_input: bool) -> OpSchema.FormalParameter:
+    type_str = t.type if t.type == T else _TYPE_STRINGS[t.type]
+    option = OpSchema.FormalParameterOption.Optional if t.optional else OpSchema.FormalParameterOption.Single
+    return OpSchema.FormalParameter(t.name, type_str, t.doc, param_option=option)
+
+
 def schema_of(op: OpDef) -> OpSchema:
     """The ONNX schema of ``op``."""
-    if op.shape != "elementwise":
-        raise ValueError(f"{op.name}: no schema builder for shape rule {op.shape!r}")
+    uses_t = any(t.type == T for t in (*op.inputs, *op.outputs))
     schema = OpSchema(
         op.name, op.domain, op.since_version, op.doc,
-        inputs=[OpSchema.FormalParameter(t.name, "T", t.doc) for t in op.inputs],
-        outputs=[OpSchema.FormalParameter(t.name, "T", t.doc) for t in op.outputs],
-        type_constraints=[("T", [_TYPE_STRINGS[d] for d in op.dtypes], ", ".join(op.dtypes))],
+        inputs=[_formal(t, True) for t in op.inputs],
+        outputs=[_formal(t, False) for t in op.outputs],
+        type_constraints=[(T, [_TYPE_STRINGS[d] for d in op.dtypes], ", ".join(op.dtypes))] if uses_t else [],
         attributes=[OpSchema.Attribute(a.name, onnx.helper.make_attribute(a.name, a.default), a.doc)
                     for a in op.attributes],
     )
-    schema.set_type_and_shape_inference_function(_elementwise_inference(op))
+    schema.set_type_and_shape_inference_function(
+        _elementwise_inference(op) if op.elementwise else _rule_inference(op))
     return schema
 
 

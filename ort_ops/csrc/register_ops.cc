@@ -1,8 +1,10 @@
-// The library's entry point: one "ai.ortops" domain holding every kernel of every EP.
+// The library's entry point: the "ai.ortops" domain holding every kernel of every EP of the
+// library's own ops, and the "ai.ortops.cann" domain of standard ONNX ops placed on the CANN EP.
 //
-// The ops are listed once, in the build's generated op_list.inc (one ORTOPS_OP(folder) line per
-// folder of ort_ops/csrc/ops/, with the EPs it has kernels for); each folder provides
-// ortops::<folder>::CpuOps() / CannOps().
+// The ops are listed once, in the build's generated lists: op_list.inc (one line per folder of
+// ort_ops/csrc/ops/, with the EPs it has kernels for; each folder provides
+// ortops::<folder>::CpuOps() / CannOps()) and placed_list.inc (one line per file of
+// ort_ops/csrc/placed/, each providing ortops::placed::<file>::Ops()).
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -11,73 +13,108 @@
 #include "common/ort_api.h"
 #include "op_includes.inc"
 
-#if !defined(ORTOPS_DOMAIN) || !defined(ORTOPS_OPSET_VERSION)
-#error "ORTOPS_DOMAIN and ORTOPS_OPSET_VERSION come from ort_ops/domain.py through CMake"
+#if !defined(ORTOPS_DOMAIN) || !defined(ORTOPS_CANN_DOMAIN) || !defined(ORTOPS_OPSET_VERSION)
+#error "ORTOPS_DOMAIN, ORTOPS_CANN_DOMAIN and ORTOPS_OPSET_VERSION come from ort_ops/domain.py through CMake"
 #endif
+
+#define ORTOPS_PLACED(file)               \
+  namespace ortops::placed::file {        \
+  const std::vector<OrtCustomOp*>& Ops(); \
+  }
+#include "placed_list.inc"
+#undef ORTOPS_PLACED
 
 namespace ortops {
 namespace {
 
 uint32_t g_api_version = 0;
 
-// One registration list per execution provider, in the order of op_list.inc.
-std::vector<OrtCustomOp*> AllOps() {
+struct DomainOps {
+  const char* name;
   std::vector<OrtCustomOp*> ops;
-  auto add = [&ops](const std::vector<OrtCustomOp*>& list) { ops.insert(ops.end(), list.begin(), list.end()); };
-#define ORTOPS_CPU_OP(folder) add(folder::CpuOps());
-#define ORTOPS_CANN_OP(folder) add(folder::CannOps());
+};
+
+// The registration lists, in the order of op_list.inc and placed_list.inc.
+const std::vector<DomainOps>& AllDomains() {
+  static const std::vector<DomainOps>* domains = [] {
+    auto* made = new std::vector<DomainOps>{{ORTOPS_DOMAIN, {}}, {ORTOPS_CANN_DOMAIN, {}}};
+    auto add = [](std::vector<OrtCustomOp*>& to, const std::vector<OrtCustomOp*>& list) {
+      to.insert(to.end(), list.begin(), list.end());
+    };
+    std::vector<OrtCustomOp*>& own = (*made)[0].ops;
+    std::vector<OrtCustomOp*>& placed = (*made)[1].ops;
+#define ORTOPS_CPU_OP(folder) add(own, folder::CpuOps());
+#define ORTOPS_CANN_OP(folder) add(own, folder::CannOps());
 #include "op_list.inc"
 #undef ORTOPS_CPU_OP
 #undef ORTOPS_CANN_OP
-  return ops;
+#define ORTOPS_PLACED(file) add(placed, placed::file::Ops());
+#include "placed_list.inc"
+#undef ORTOPS_PLACED
+    (void)placed;
+    return made;
+  }();
+  return *domains;
 }
 
-std::string OpKey(const OrtCustomOp* op) {
-  std::string key = std::string(op->GetName(op)) + " on ";
-  const char* ep = op->GetExecutionProviderType(op);
-  key += ep != nullptr ? ep : "CPUExecutionProvider";
-  for (size_t i = 0; i < op->GetInputTypeCount(op); ++i) {
-    key += " " + std::to_string(static_cast<int>(op->GetInputType(op, i)));
+std::string TypeList(const OrtCustomOp* op, bool inputs) {
+  std::string text;
+  const size_t n = inputs ? op->GetInputTypeCount(op) : op->GetOutputTypeCount(op);
+  for (size_t i = 0; i < n; ++i) {
+    const auto type = inputs ? op->GetInputType(op, i) : op->GetOutputType(op, i);
+    text += (i ? "," : "") + std::to_string(static_cast<int>(type));
   }
-  return key;
+  return text.empty() ? "-" : text;
 }
 
-// Builds the domain once; it and the ops stay alive until the process ends, as sessions
+// "<domain> <op> <EP> <input types> <output types>" (ONNX element type codes).
+std::string OpKey(const char* domain, const OrtCustomOp* op) {
+  const char* ep = op->GetExecutionProviderType(op);
+  return std::string(domain) + " " + op->GetName(op) + " " + (ep != nullptr ? ep : "CPUExecutionProvider") + " " +
+         TypeList(op, true) + " " + TypeList(op, false);
+}
+
+// Builds the domains once; they and the ops stay alive until the process ends, as sessions
 // that use them may outlive any single registration call. Each op's `version` is the API version
 // negotiated with the runtime (older runtimes reject ops of a newer version).
-OrtStatusPtr GetDomain(OrtCustomOpDomain** out) {
+OrtStatusPtr GetDomains(std::vector<OrtCustomOpDomain*>* out) {
   static std::once_flag once;
-  static OrtCustomOpDomain* domain = nullptr;
+  static std::vector<OrtCustomOpDomain*>* domains = new std::vector<OrtCustomOpDomain*>();
   static std::string* error = new std::string();  // never destroyed: read by later registrations
   std::call_once(once, [] {
     const OrtApi& api = Api();
     std::vector<std::string> keys;
-    OrtCustomOpDomain* created = nullptr;
-    if (OrtStatusPtr status = api.CreateCustomOpDomain(ORTOPS_DOMAIN, &created)) {
-      *error = api.GetErrorMessage(status);
-      api.ReleaseStatus(status);
-      return;
-    }
-    for (OrtCustomOp* op : AllOps()) {
-      op->version = g_api_version;
-      const std::string key = OpKey(op);
-      for (const std::string& seen : keys) {
-        if (seen == key) *error = "ort_ops: kernel registered twice: " + key;
-      }
-      keys.push_back(key);
-      if (OrtStatusPtr status = api.CustomOpDomain_Add(created, op)) {
+    std::vector<OrtCustomOpDomain*> created;
+    for (const DomainOps& d : AllDomains()) {
+      if (d.ops.empty()) continue;  // (no CANN kernels in a CPU-only build)
+      OrtCustomOpDomain* domain = nullptr;
+      if (OrtStatusPtr status = api.CreateCustomOpDomain(d.name, &domain)) {
         *error = api.GetErrorMessage(status);
         api.ReleaseStatus(status);
+        break;
+      }
+      created.push_back(domain);
+      for (OrtCustomOp* op : d.ops) {
+        op->version = g_api_version;
+        const std::string key = OpKey(d.name, op);
+        for (const std::string& seen : keys) {
+          if (seen == key) *error = "ort_ops: kernel registered twice: " + key;
+        }
+        keys.push_back(key);
+        if (OrtStatusPtr status = api.CustomOpDomain_Add(domain, op)) {
+          *error = api.GetErrorMessage(status);
+          api.ReleaseStatus(status);
+        }
       }
     }
     if (error->empty()) {
-      domain = created;
+      *domains = created;
     } else {
-      api.ReleaseCustomOpDomain(created);
+      for (OrtCustomOpDomain* d : created) api.ReleaseCustomOpDomain(d);
     }
   });
-  if (domain == nullptr) return MakeError(*error, ORT_FAIL);
-  *out = domain;
+  if (domains->empty()) return MakeError(error->empty() ? "ort_ops: no ops registered" : *error, ORT_FAIL);
+  *out = *domains;
   return nullptr;
 }
 
@@ -128,24 +165,21 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
   int registered = 0;
   ORTOPS_RETURN_IF_ERROR(api->HasSessionConfigEntry(options, kRegisteredKey, &registered));
   if (registered) return nullptr;
-  OrtCustomOpDomain* domain = nullptr;
-  ORTOPS_RETURN_IF_ERROR(ortops::GetDomain(&domain));
-  ORTOPS_RETURN_IF_ERROR(api->AddCustomOpDomain(options, domain));
+  std::vector<OrtCustomOpDomain*> domains;
+  ORTOPS_RETURN_IF_ERROR(ortops::GetDomains(&domains));
+  for (OrtCustomOpDomain* domain : domains) ORTOPS_RETURN_IF_ERROR(api->AddCustomOpDomain(options, domain));
   return api->AddSessionConfigEntry(options, kRegisteredKey, "1");
 }
 
-// The kernels the library registers, one "Op EP dtype,dtype,..." line each (for the contract
-// test: they must equal the op definitions of ort_ops/ops/). Valid until the next call.
+// The kernels the library registers, one "<domain> <op> <EP> <input types> <output types>" line
+// each, types as comma-separated ONNX element type codes ("-" for none): for the contract test
+// (they must equal the op definitions of ort_ops/ops/) and the placement pass (it places only
+// what has a kernel). Valid until the next call on the same thread.
 extern "C" __attribute__((visibility("default"))) const char* OrtOpsRegisteredKernels() {
   static thread_local std::string text;
   text.clear();
-  for (OrtCustomOp* op : ortops::AllOps()) {
-    const char* ep = op->GetExecutionProviderType(op);
-    text += std::string(op->GetName(op)) + " " + (ep != nullptr ? ep : "CPUExecutionProvider") + " ";
-    for (size_t i = 0; i < op->GetInputTypeCount(op); ++i) {
-      text += (i ? "," : "") + std::to_string(static_cast<int>(op->GetInputType(op, i)));
-    }
-    text += "\n";
+  for (const ortops::DomainOps& d : ortops::AllDomains()) {
+    for (const OrtCustomOp* op : d.ops) text += ortops::OpKey(d.name, op) + "\n";
   }
   return text.c_str();
 }

@@ -12,32 +12,77 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ort_ops import dtypes as _dtypes
 from ort_ops.domain import DOMAIN, OPSET_VERSION
 from ort_ops.dtypes import FLOAT_TYPES
+
+#: The type constraint every elementwise op uses, and the default of :attr:`Tensor.type`.
+T = "T"
 
 
 @dataclass(frozen=True)
 class Tensor:
+    """An input or output. ``type``: the name of one of the op's type constraints (``"T"``) or a
+    fixed dtype name (``"float64"``, ``"int64"``). ``optional``: may be omitted (inputs) or
+    left unused (outputs)."""
+
     name: str
     doc: str
+    type: str = T
+    optional: bool = False
+
+
+ATTRIBUTE_KINDS = ("float", "int", "string", "ints", "floats")
 
 
 @dataclass(frozen=True)
 class Attribute:
+    """An attribute: ``kind`` one of :data:`ATTRIBUTE_KINDS`; ``default`` its value when absent."""
+
     name: str
-    default: float
+    default: object
     doc: str
     kind: str = "float"
+
+    def __post_init__(self):
+        if self.kind not in ATTRIBUTE_KINDS:
+            raise ValueError(f"attribute {self.name}: kind {self.kind!r} is not one of {ATTRIBUTE_KINDS}")
+
+    def coerce(self, value):
+        """``value`` as this attribute's Python type (what ``onnx.helper.make_attribute`` writes)."""
+        if self.kind == "float":
+            return float(value)
+        if self.kind == "int":
+            return int(value)
+        if self.kind == "string":
+            return str(value)
+        if self.kind == "ints":
+            return [int(v) for v in value]
+        return [float(v) for v in value]
+
+
+ShapeRule = Callable[[list[tuple[int, ...]], dict], list[tuple[int, ...]]]
+SampleInputs = Callable[[str, dict, np.random.Generator], list[np.ndarray]]
 
 
 @dataclass(frozen=True)
 class OpDef:
     """One op of the ``ai.ortops`` domain.
 
-    ``reference(*inputs, **attributes)`` is the NumPy definition of its results (bit for bit
-    what every kernel computes). ``shape``: how outputs relate to inputs; ``"elementwise"``:
-    every input has one dtype and one shape (no broadcasting), output 0 has it too.
-    ``providers``: the execution providers with a kernel.
+    ``reference(*inputs, **attributes)`` is the NumPy definition of its results: an array, or a
+    tuple of arrays for several outputs. With ``exact`` every kernel matches it bit for bit;
+    otherwise within :mod:`ort_ops.tolerances` (the op's docs say why).
+
+    ``shape``: ``"elementwise"`` (every input has one dtype and one shape, no broadcasting, output
+    0 has them), or a function ``(input shapes, attributes) -> output shapes`` that raises
+    ``ValueError`` naming the inputs whose shapes do not fit. ``sample_inputs(dtype, attributes,
+    rng)``: inputs the contract tests run the op on (required unless elementwise).
+
+    ``constraints``: type constraint name -> dtypes; ``dtypes`` are those of ``"T"``, the ones the
+    kernels are registered for (one kernel per dtype and EP). ``providers``: the execution
+    providers with a kernel.
     """
 
     name: str
@@ -47,7 +92,9 @@ class OpDef:
     reference: Callable
     doc: str
     dtypes: tuple[str, ...] = FLOAT_TYPES
-    shape: str = "elementwise"
+    shape: str | ShapeRule = "elementwise"
+    sample_inputs: SampleInputs | None = None
+    exact: bool = True
     providers: tuple[str, ...] = ("CPUExecutionProvider", "CANNExecutionProvider")
     domain: str = DOMAIN
     since_version: int = OPSET_VERSION
@@ -55,5 +102,44 @@ class OpDef:
     # attribute sets the contract tests run the op with (besides the defaults)
     examples: tuple[dict, ...] = ()
 
-    def defaults(self) -> dict[str, float]:
+    def __post_init__(self):
+        if self.shape != "elementwise" and not callable(self.shape):
+            raise ValueError(f"{self.name}: shape must be 'elementwise' or a function, got {self.shape!r}")
+        if self.shape != "elementwise" and self.sample_inputs is None:
+            raise ValueError(f"{self.name}: an op that is not elementwise needs sample_inputs")
+        for t in (*self.inputs, *self.outputs):
+            if t.type != T and t.type not in _dtypes.TYPES:
+                raise ValueError(f"{self.name}: {t.name} has type {t.type!r}: neither 'T' nor a dtype name")
+
+    @property
+    def elementwise(self) -> bool:
+        return self.shape == "elementwise"
+
+    def defaults(self) -> dict:
         return {a.name: a.default for a in self.attributes}
+
+    def attribute(self, name: str) -> Attribute:
+        for a in self.attributes:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no attribute {name!r} (it has {[a.name for a in self.attributes]})")
+
+    def dtype_of(self, tensor: Tensor, dtype: str) -> str:
+        """The dtype of ``tensor`` when ``T`` is ``dtype``."""
+        return dtype if tensor.type == T else tensor.type
+
+    def output_shapes(self, shapes: list[tuple[int, ...]], attributes: dict) -> list[tuple[int, ...]]:
+        """Output shapes for input shapes (``ValueError`` if they do not fit)."""
+        if self.elementwise:
+            first = tuple(shapes[0])
+            for t, s in zip(self.inputs[1:], shapes[1:]):
+                if tuple(s) != first:
+                    raise ValueError(f"{self.name}: {self.inputs[0].name} shape {list(first)} differs from "
+                                     f"{t.name} shape {list(s)}")
+            return [first] * len(self.outputs)
+        return [tuple(s) for s in self.shape([tuple(s) for s in shapes], {**self.defaults(), **attributes})]
+
+    def outputs_of(self, *inputs, **attributes) -> tuple[np.ndarray, ...]:
+        """The reference's results as a tuple, whatever the number of outputs."""
+        result = self.reference(*inputs, **{**self.defaults(), **attributes})
+        return tuple(result) if isinstance(result, (tuple, list)) else (result,)

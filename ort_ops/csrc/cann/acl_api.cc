@@ -42,18 +42,22 @@ const AclApi* GetAcl(std::string* error) {
     void* compiler = Open("libacl_op_compiler.so", &load_error);
     if (compiler == nullptr) return;
     std::string& e = load_error;
-    loaded = Resolve(rt, "aclCreateTensorDesc", &api.CreateTensorDesc, &e) &&
-             Resolve(rt, "aclDestroyTensorDesc", &api.DestroyTensorDesc, &e) &&
-             Resolve(rt, "aclCreateDataBuffer", &api.CreateDataBuffer, &e) &&
-             Resolve(rt, "aclDestroyDataBuffer", &api.DestroyDataBuffer, &e) &&
-             Resolve(rt, "aclopCreateAttr", &api.CreateAttr, &e) &&
-             Resolve(rt, "aclopDestroyAttr", &api.DestroyAttr, &e) &&
-             Resolve(rt, "aclopSetAttrInt", &api.SetAttrInt, &e) &&
-             Resolve(rt, "aclopSetAttrFloat", &api.SetAttrFloat, &e) &&
-             Resolve(rt, "aclSetTensorConst", &api.SetTensorConst, &e) &&
-             Resolve(rt, "aclrtSynchronizeStream", &api.SynchronizeStream, &e) &&
-             Resolve(rt, "aclGetRecentErrMsg", &api.GetRecentErrMsg, &e) &&
-             Resolve(compiler, "aclopCompileAndExecute", &api.CompileAndExecute, &e);
+    loaded =
+        Resolve(rt, "aclCreateTensorDesc", &api.CreateTensorDesc, &e) &&
+        Resolve(rt, "aclDestroyTensorDesc", &api.DestroyTensorDesc, &e) &&
+        Resolve(rt, "aclCreateDataBuffer", &api.CreateDataBuffer, &e) &&
+        Resolve(rt, "aclDestroyDataBuffer", &api.DestroyDataBuffer, &e) &&
+        Resolve(rt, "aclopCreateAttr", &api.CreateAttr, &e) && Resolve(rt, "aclopDestroyAttr", &api.DestroyAttr, &e) &&
+        Resolve(rt, "aclopSetAttrInt", &api.SetAttrInt, &e) &&
+        Resolve(rt, "aclopSetAttrFloat", &api.SetAttrFloat, &e) &&
+        Resolve(rt, "aclopSetAttrBool", &api.SetAttrBool, &e) &&
+        Resolve(rt, "aclopSetAttrListInt", &api.SetAttrListInt, &e) &&
+        Resolve(rt, "aclopSetAttrString", &api.SetAttrString, &e) &&
+        Resolve(rt, "aclSetTensorConst", &api.SetTensorConst, &e) &&
+        Resolve(rt, "aclrtSynchronizeStream", &api.SynchronizeStream, &e) &&
+        Resolve(rt, "aclrtMemcpyAsync", &api.MemcpyAsync, &e) && Resolve(rt, "aclrtGetSocName", &api.GetSocName, &e) &&
+        Resolve(rt, "aclGetRecentErrMsg", &api.GetRecentErrMsg, &e) &&
+        Resolve(compiler, "aclopCompileAndExecute", &api.CompileAndExecute, &e);
   });
   if (!loaded) {
     *error = load_error;

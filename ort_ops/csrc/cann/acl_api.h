@@ -18,8 +18,13 @@ struct AclApi {
   decltype(&aclopDestroyAttr) DestroyAttr;
   decltype(&aclopSetAttrInt) SetAttrInt;
   decltype(&aclopSetAttrFloat) SetAttrFloat;
+  decltype(&aclopSetAttrBool) SetAttrBool;
+  decltype(&aclopSetAttrListInt) SetAttrListInt;
+  decltype(&aclopSetAttrString) SetAttrString;
   decltype(&aclSetTensorConst) SetTensorConst;
   decltype(&aclrtSynchronizeStream) SynchronizeStream;
+  decltype(&aclrtMemcpyAsync) MemcpyAsync;
+  decltype(&aclrtGetSocName) GetSocName;
   decltype(&aclGetRecentErrMsg) GetRecentErrMsg;
   decltype(&aclopCompileAndExecute) CompileAndExecute;
 };

@@ -24,11 +24,11 @@ AclOp::~AclOp() {
 }
 
 aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataType type,
-                          const std::vector<int64_t>& dims) {
+                          const std::vector<int64_t>& dims, aclFormat format) {
   // CANN treats a scalar as shape [1] (its tiling's EnsureNotScalar); pass it that way.
   static const std::vector<int64_t> kScalar{1};
   const std::vector<int64_t>& shape = dims.empty() ? kScalar : dims;
-  aclTensorDesc* desc = acl_.CreateTensorDesc(type, static_cast<int>(shape.size()), shape.data(), ACL_FORMAT_ND);
+  aclTensorDesc* desc = acl_.CreateTensorDesc(type, static_cast<int>(shape.size()), shape.data(), format);
   aclDataBuffer* buf = acl_.CreateDataBuffer(const_cast<void*>(data), bytes);
   if (desc == nullptr || buf == nullptr) setup_error_ = "aclCreateTensorDesc/aclCreateDataBuffer returned NULL";
   (input ? in_descs_ : out_descs_).push_back(desc);
@@ -36,23 +36,33 @@ aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataTyp
   return desc;
 }
 
-AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
-  Add(true, data, bytes, type, dims);
+AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims,
+                    aclFormat format) {
+  Add(true, data, bytes, type, dims, format);
+  return *this;
+}
+
+AclOp& AclOp::AbsentInput() {
+  aclTensorDesc* desc = acl_.CreateTensorDesc(ACL_DT_UNDEFINED, 0, nullptr, ACL_FORMAT_UNDEFINED);
+  aclDataBuffer* buf = acl_.CreateDataBuffer(nullptr, 0);
+  if (desc == nullptr || buf == nullptr) setup_error_ = "aclCreateTensorDesc/aclCreateDataBuffer returned NULL";
+  in_descs_.push_back(desc);
+  in_bufs_.push_back(buf);
   return *this;
 }
 
 AclOp& AclOp::ConstInput(const void* host, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
   // As the CANN EP does (cann_utils.h CANN_CONST_INPUTDESC): the descriptor is marked constant with
   // the host data, and the data buffer points at the same host memory.
-  aclTensorDesc* desc = Add(true, host, bytes, type, dims);
+  aclTensorDesc* desc = Add(true, host, bytes, type, dims, ACL_FORMAT_ND);
   if (desc != nullptr && acl_.SetTensorConst(desc, const_cast<void*>(host), bytes) != ACL_SUCCESS) {
     setup_error_ = "aclSetTensorConst failed";
   }
   return *this;
 }
 
-AclOp& AclOp::Output(void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims) {
-  Add(false, data, bytes, type, dims);
+AclOp& AclOp::Output(void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims, aclFormat format) {
+  Add(false, data, bytes, type, dims, format);
   return *this;
 }
 
@@ -66,6 +76,28 @@ AclOp& AclOp::AttrInt(const char* name, int64_t value) {
 AclOp& AclOp::AttrFloat(const char* name, float value) {
   if (attr_ != nullptr && acl_.SetAttrFloat(attr_, name, value) != ACL_SUCCESS) {
     setup_error_ = std::string("aclopSetAttrFloat(") + name + ") failed";
+  }
+  return *this;
+}
+
+AclOp& AclOp::AttrBool(const char* name, bool value) {
+  if (attr_ != nullptr && acl_.SetAttrBool(attr_, name, value ? 1 : 0) != ACL_SUCCESS) {
+    setup_error_ = std::string("aclopSetAttrBool(") + name + ") failed";
+  }
+  return *this;
+}
+
+AclOp& AclOp::AttrInts(const char* name, const std::vector<int64_t>& values) {
+  if (attr_ != nullptr &&
+      acl_.SetAttrListInt(attr_, name, static_cast<int>(values.size()), values.data()) != ACL_SUCCESS) {
+    setup_error_ = std::string("aclopSetAttrListInt(") + name + ") failed";
+  }
+  return *this;
+}
+
+AclOp& AclOp::AttrString(const char* name, const char* value) {
+  if (attr_ != nullptr && acl_.SetAttrString(attr_, name, value) != ACL_SUCCESS) {
+    setup_error_ = std::string("aclopSetAttrString(") + name + ") failed";
   }
   return *this;
 }

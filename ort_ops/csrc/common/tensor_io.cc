@@ -1,6 +1,8 @@
 // Input checks and output allocation for every op and EP.
 #include "common/tensor_io.h"
 
+#include <cstring>
+
 #include "common/element_type.h"
 
 namespace ortops {
@@ -70,6 +72,142 @@ OrtStatusPtr PrepareElementwise(OrtKernelContext* context, const char* op, const
     io->inputs[i] = data;
   }
   return api.GetTensorMutableData(y, &io->output);
+}
+
+size_t ElementCount(const std::vector<int64_t>& shape) {
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  return count;
+}
+
+size_t ElementSize(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return 8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return 4;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return 2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+OrtStatusPtr GetInput(OrtKernelContext* context, size_t index, TensorView* view) {
+  const OrtApi& api = Api();
+  const OrtValue* value = nullptr;
+  ORTOPS_RETURN_IF_ERROR(api.KernelContext_GetInput(context, index, &value));
+  *view = TensorView();
+  if (value == nullptr) return nullptr;
+  view->present = true;
+  TypeAndShape ts;
+  ORTOPS_RETURN_IF_ERROR(api.GetTensorTypeAndShape(value, &ts.info));
+  ORTOPS_RETURN_IF_ERROR(api.GetTensorElementType(ts.info, &view->type));
+  size_t rank = 0;
+  ORTOPS_RETURN_IF_ERROR(api.GetDimensionsCount(ts.info, &rank));
+  view->shape.assign(rank, 0);
+  ORTOPS_RETURN_IF_ERROR(api.GetDimensions(ts.info, view->shape.data(), rank));
+  view->count = ElementCount(view->shape);
+  ORTOPS_RETURN_IF_ERROR(api.GetTensorMemoryInfo(value, &view->memory));
+  if (view->count == 0) return nullptr;
+  void* data = nullptr;  // (no const accessor in API 17; inputs are only read)
+  ORTOPS_RETURN_IF_ERROR(api.GetTensorMutableData(const_cast<OrtValue*>(value), &data));
+  view->data = data;
+  return nullptr;
+}
+
+OrtStatusPtr AllocateOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, void** data) {
+  const OrtApi& api = Api();
+  OrtValue* y = nullptr;
+  *data = nullptr;
+  ORTOPS_RETURN_IF_ERROR(api.KernelContext_GetOutput(context, index, shape.data(), shape.size(), &y));
+  if (ElementCount(shape) == 0) return nullptr;
+  return api.GetTensorMutableData(y, data);
+}
+
+bool HasOutput(OrtKernelContext* context, size_t index) {
+  size_t count = 0;
+  if (OrtStatusPtr status = Api().KernelContext_GetOutputCount(context, &count)) {
+    Api().ReleaseStatus(status);
+    return false;
+  }
+  return index < count;
+}
+
+OrtStatusPtr ReadIntegers(const TensorView& view, const char* op, const char* name, std::vector<int64_t>* values) {
+  values->resize(view.count);
+  const auto* bytes = static_cast<const unsigned char*>(view.data);
+  for (size_t i = 0; i < view.count; ++i) {
+    if (view.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+      std::memcpy(&(*values)[i], bytes + 8 * i, 8);
+    } else if (view.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
+      int32_t v;
+      std::memcpy(&v, bytes + 4 * i, 4);
+      (*values)[i] = v;
+    } else {
+      return MakeError(std::string(op) + ": " + name + " must be int64 or int32, got " + ElementTypeName(view.type));
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+// Absent attribute: the lookup by name fails with "No attribute with name".
+bool Absent(OrtStatusPtr status, std::string* message) {
+  *message = Api().GetErrorMessage(status);
+  Api().ReleaseStatus(status);
+  return message->find("No attribute with name") != std::string::npos;
+}
+}  // namespace
+
+OrtStatusPtr ReadIntAttribute(const OrtKernelInfo* info, const char* op, const char* name, int64_t fallback,
+                              int64_t* value) {
+  OrtStatusPtr status = Api().KernelInfoGetAttribute_int64(info, name, value);
+  if (status == nullptr) return nullptr;
+  std::string message;
+  if (Absent(status, &message)) {
+    *value = fallback;
+    return nullptr;
+  }
+  return MakeError(std::string(op) + ": attribute " + name + " must be an int (" + message + ")");
+}
+
+OrtStatusPtr ReadIntsAttribute(const OrtKernelInfo* info, const char* op, const char* name,
+                               const std::vector<int64_t>& fallback, std::vector<int64_t>* value) {
+  size_t size = 0;
+  OrtStatusPtr status = Api().KernelInfoGetAttributeArray_int64(info, name, nullptr, &size);
+  if (status != nullptr) {
+    std::string message;
+    if (Absent(status, &message)) {
+      *value = fallback;
+      return nullptr;
+    }
+    return MakeError(std::string(op) + ": attribute " + name + " must be a list of ints (" + message + ")");
+  }
+  value->assign(size, 0);
+  if (size == 0) return nullptr;
+  return Api().KernelInfoGetAttributeArray_int64(info, name, value->data(), &size);
+}
+
+OrtStatusPtr ReadStringAttribute(const OrtKernelInfo* info, const char* op, const char* name, const char* fallback,
+                                 std::string* value) {
+  size_t size = 0;
+  OrtStatusPtr status = Api().KernelInfoGetAttribute_string(info, name, nullptr, &size);
+  if (status != nullptr) {
+    std::string message;
+    if (Absent(status, &message)) {
+      *value = fallback;
+      return nullptr;
+    }
+    return MakeError(std::string(op) + ": attribute " + name + " must be a string (" + message + ")");
+  }
+  std::string text(size, '\0');
+  ORTOPS_RETURN_IF_ERROR(Api().KernelInfoGetAttribute_string(info, name, text.data(), &size));
+  text.resize(size > 0 ? size - 1 : 0);  // size counts the terminating NUL
+  *value = text;
+  return nullptr;
 }
 
 OrtStatusPtr ReadFloatAttribute(const OrtKernelInfo* info, const char* op, const char* name, float fallback,

@@ -31,4 +31,37 @@ OrtStatusPtr ReadFloatAttribute(const OrtKernelInfo* info, const char* op, const
 
 std::string ShapeText(const std::vector<int64_t>& shape);
 
+// Any input: its data (device memory on a device EP, host memory for on_cpu inputs), element
+// type and shape. `present` is false for an omitted optional input.
+struct TensorView {
+  bool present = false;
+  const void* data = nullptr;  // null when absent or empty
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  size_t count = 0;  // elements
+  const OrtMemoryInfo* memory = nullptr;
+};
+
+// Input `index` (named `name` in errors) of `op`; omitted optional inputs give present = false.
+OrtStatusPtr GetInput(OrtKernelContext* context, size_t index, TensorView* view);
+// Allocates output `index` with `shape`; `*data` is null for an empty output.
+OrtStatusPtr AllocateOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, void** data);
+// Whether output `index` is used by the graph (optional outputs may be omitted).
+bool HasOutput(OrtKernelContext* context, size_t index);
+
+// The values of an int64 or int32 tensor in CPU memory (shapes, axes).
+OrtStatusPtr ReadIntegers(const TensorView& view, const char* op, const char* name, std::vector<int64_t>* values);
+
+// Attributes: `fallback` when absent; an error naming the op and attribute if the type differs.
+OrtStatusPtr ReadIntAttribute(const OrtKernelInfo* info, const char* op, const char* name, int64_t fallback,
+                              int64_t* value);
+OrtStatusPtr ReadIntsAttribute(const OrtKernelInfo* info, const char* op, const char* name,
+                               const std::vector<int64_t>& fallback, std::vector<int64_t>* value);
+OrtStatusPtr ReadStringAttribute(const OrtKernelInfo* info, const char* op, const char* name, const char* fallback,
+                                 std::string* value);
+
+size_t ElementCount(const std::vector<int64_t>& shape);
+// Bytes of one element of `type` (0 for types the library does not handle).
+size_t ElementSize(ONNXTensorElementDataType type);
+
 }  // namespace ortops

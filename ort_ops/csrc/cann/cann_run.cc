@@ -1,0 +1,45 @@
+// Per-run CANN state for kernels.
+#include "cann/cann_run.h"
+
+#include "cann/acl_op.h"
+
+namespace ortops::cann {
+
+OrtStatusPtr AclForKernel(const char* op, const AclApi** acl) {
+  std::string error;
+  *acl = GetAcl(&error);
+  if (*acl == nullptr) return MakeError(std::string(op) + " on CANN: " + error, ORT_FAIL);
+  return nullptr;
+}
+
+OrtStatusPtr CannRun::Begin(OrtKernelContext* context, const char* op, CannRun* run) {
+  ORTOPS_RETURN_IF_ERROR(AclForKernel(op, &run->acl));
+  void* stream = nullptr;
+  ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetGPUComputeStream(context, &stream));
+  run->stream = stream;
+  return nullptr;
+}
+
+OrtStatusPtr CannRun::CopyOnDevice(void* dst, const void* src, size_t bytes) const {
+  if (bytes == 0 || dst == src) return nullptr;
+  const aclError code = acl->MemcpyAsync(dst, bytes, src, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, stream);
+  if (code != ACL_SUCCESS) return AclError(*acl, "aclrtMemcpyAsync(device to device)", code);
+  return nullptr;
+}
+
+aclDataType AclTypeOf(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return ACL_FLOAT;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return ACL_FLOAT16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return ACL_BF16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return ACL_DOUBLE;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return ACL_INT32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return ACL_INT64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return ACL_INT8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return ACL_UINT8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return ACL_BOOL;
+    default: return ACL_DT_UNDEFINED;
+  }
+}
+
+}  // namespace ortops::cann

@@ -1,0 +1,28 @@
+// What a CANN kernel needs for one run: the ACL functions, the session's stream, and helpers for
+// the work it enqueues on that stream (device-to-device copies).
+#pragma once
+
+#include <string>
+
+#include "cann/acl_api.h"
+#include "common/ort_api.h"
+
+namespace ortops::cann {
+
+struct CannRun {
+  const AclApi* acl = nullptr;
+  aclrtStream stream = nullptr;
+
+  // The ACL functions and the kernel context's stream; an error naming `op` if ACL is missing.
+  static OrtStatusPtr Begin(OrtKernelContext* context, const char* op, CannRun* run);
+  // Enqueues a device-to-device copy of `bytes` (nothing for 0).
+  OrtStatusPtr CopyOnDevice(void* dst, const void* src, size_t bytes) const;
+};
+
+// The ACL data type of an ONNX element type (ACL_DT_UNDEFINED for types without one).
+aclDataType AclTypeOf(ONNXTensorElementDataType type);
+
+// The ACL functions for kernel creation (SoC checks); an error naming `op` if ACL is missing.
+OrtStatusPtr AclForKernel(const char* op, const AclApi** acl);
+
+}  // namespace ortops::cann

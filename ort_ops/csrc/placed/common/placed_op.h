@@ -1,0 +1,92 @@
+// Standard ONNX ops placed on the CANN EP (domain ai.ortops.cann, see rewrite/placement): the
+// op type, inputs and attributes are ONNX's; the kernel runs CANN single ops on the session's
+// stream. One DeclaredOp per supported combination of element types.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "cann/acl_op.h"
+#include "cann/cann_run.h"
+#include "cann/soc.h"
+#include "common/declared_op.h"
+#include "common/op_base.h"
+#include "common/tensor_io.h"
+
+namespace ortops::placed {
+
+using cann::AclOp;
+using cann::AclTypeOf;
+using cann::CannRun;
+
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kF16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+constexpr ONNXTensorElementDataType kBF16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
+constexpr ONNXTensorElementDataType kF64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+constexpr ONNXTensorElementDataType kI32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+constexpr ONNXTensorElementDataType kI64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+
+// Every op object lives for the process (sessions may outlive a registration call).
+class OpList {
+ public:
+  // Adds a CANN op `name` with these inputs and outputs.
+  OpList& Add(const char* name, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs, KernelFactory factory);
+  const std::vector<OrtCustomOp*>& ops() const { return ops_; }
+
+ private:
+  std::vector<OrtCustomOp*> ops_;
+};
+
+inline IoSpec In(ONNXTensorElementDataType type) { return IoSpec{type, false, false}; }
+inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, true, false}; }
+// An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
+inline IoSpec HostInts(bool optional = false) { return IoSpec{kI64, optional, true}; }
+
+// The kernel base of placed ops: the node's op name (errors), the ACL functions checked at
+// creation against the SoC for the CANN ops the kernel launches.
+class PlacedKernel : public Kernel {
+ public:
+  PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
+               std::initializer_list<const char*> acl_ops);
+
+ protected:
+  const char* name() const { return name_; }
+  // An error "<op> on CANN: <what>".
+  OrtStatusPtr Fail(const std::string& what) const;
+  // Reads required input `index` (named `what` in errors): an error if it is absent.
+  OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
+  // ReadIntegers of a host input.
+  OrtStatusPtr Ints(const TensorView& view, const char* what, std::vector<int64_t>* values) const;
+
+  const cann::AclApi* acl_ = nullptr;
+
+ private:
+  const char* name_;
+};
+
+// The factory of kernel class K constructed as K(info, op, &status, args...).
+template <typename K, auto... args>
+OrtStatusPtr Make(const OrtKernelInfo* info, const DeclaredOp& op, Kernel** kernel) {
+  OrtStatusPtr status = nullptr;
+  auto* made = new K(info, op, &status, args...);
+  if (status != nullptr) {
+    delete made;
+    return status;
+  }
+  *kernel = made;
+  return nullptr;
+}
+
+// The numpy broadcast of two shapes; false if they do not broadcast.
+bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
+
+// `axis` of a rank-`rank` tensor in [0, rank): negative axes count from the end; false if out of range.
+bool NormalizeAxis(int64_t axis, size_t rank, int64_t* out);
+
+// Bytes of a tensor view.
+inline size_t Bytes(const TensorView& view) { return view.count * ElementSize(view.type); }
+
+}  // namespace ortops::placed
