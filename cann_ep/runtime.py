@@ -46,6 +46,46 @@ def device_count() -> int:
     return int(count.value)
 
 
+_soc_name: str | None = None
+
+
+def soc_name() -> str:
+    """The Ascend SoC name the ACL runtime (real or simulated) reports (``aclrtGetSocName``), read
+    once per process. ACL is initialised by the CANN EP; before the first CANN session of the
+    process, a minimal one (an Identity) is created so that the name is the device's."""
+    global _soc_name
+    if _soc_name is None:
+        import ctypes
+
+        if not real_cann_present() and not _simulated:
+            use_simulator()
+        _initialise_acl()
+        lib = ctypes.CDLL("libascendcl.so", mode=ctypes.RTLD_GLOBAL)
+        lib.aclrtGetSocName.restype = ctypes.c_char_p
+        name = lib.aclrtGetSocName()
+        _soc_name = name.decode() if name else ""
+    return _soc_name
+
+
+def _initialise_acl() -> None:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from ort_ops.domain import IR_VERSION
+
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "acl_init",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model)
+    options = {"device_id": "0", "enable_cann_graph": "0", "dump_om_model": "0"}
+    sess = ort.InferenceSession(model.SerializeToString(), providers=[(PROVIDER, options)])
+    sess.run(None, {"x": np.zeros(1, np.float32)})
+
+
 def simulated() -> bool:
     """The simulator was loaded by this process."""
     return _simulated

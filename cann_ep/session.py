@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import onnx
 
 import ort_ops
-from cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, use_simulator
+from cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, soc_name, use_simulator
 from ort_ops.profiling import NodeRun, enable, node_runs
 
 __all__ = ["PROVIDER", "default_provider_options", "node_runs", "session", "NodeRun"]
@@ -27,8 +27,17 @@ def session(
     provider_options: Mapping[str, str] | None = None,
     session_options=None,
     profile_prefix: str | None = None,
+    *,
+    place: bool = True,
+    placement_report=None,
 ):
     """An ``onnxruntime.InferenceSession`` on [CANN, CPU] with the op library registered.
+
+    ``place`` (default): the graph is first placed on CANN (:func:`rewrite.placement.place` for
+    this device's SoC): nodes the CANN EP would leave on the CPU become ``ai.ortops.cann`` ops
+    where a kernel exists. The :class:`~rewrite.placement.PlacementReport` (which node runs
+    where, and why the rest stays on the CPU) is ``session.placement`` and fills
+    ``placement_report`` if given. ``place=False`` runs the graph as it is.
 
     Loads the ACL simulator first when no real CANN toolkit is present. ``profile_prefix``
     turns on ORT profiling (then ``node_runs(session)`` tells which provider ran each node).
@@ -58,6 +67,15 @@ def session(
     device_id = check_device_id(provider_options.pop("device_id", device_id))
     options = default_provider_options(device_id)
     options.update({k: str(v) for k, v in provider_options.items()})
+    report = None
+    if place:
+        from rewrite.placement import PlacementReport
+        from rewrite.placement import place as place_graph
+
+        if not isinstance(model, onnx.ModelProto):
+            model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))
+        report = placement_report if placement_report is not None else PlacementReport()
+        model = place_graph(model, soc=soc_name(), report=report)
     if isinstance(model, onnx.ModelProto):
         model = model.SerializeToString()
     elif isinstance(model, os.PathLike):
@@ -66,6 +84,7 @@ def session(
     if PROVIDER not in sess.get_providers():
         raise RuntimeError(f"onnxruntime created the session without {PROVIDER} (providers: "
                            f"{sess.get_providers()}); see its error message above")
+    sess.placement = report
     return sess
 
 

@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from models import zoo
+from models.fixtures_paths import FIXTURE_DIR
 
-FIXTURE_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 BATCH = 8
 MAX_BYTES = 200 * 1024
 
@@ -37,6 +37,7 @@ class Fixture:
     alpha: float = 1.0
     inplace: bool = False
     options: dict = field(default_factory=dict)
+    inference: bool = False  # the forward graph only (input -> logits), no loss or gradients
 
     @property
     def filename(self) -> str:
@@ -50,6 +51,8 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("mlp_elu_inplace_fp32", zoo.elu_mlp_inplace, "mlp", n_elu=2, inplace=True),
     Fixture("mlp_elu_fp16", zoo.elu_mlp, "mlp", n_elu=2, dtype=torch.float16),
     Fixture("cnn_elu_fp32", zoo.elu_cnn, "cnn", n_elu=2),
+    Fixture("mlp_elu_fp32_infer", zoo.elu_mlp, "mlp", n_elu=2, inference=True),
+    Fixture("cnn_elu_fp32_infer", zoo.elu_cnn, "cnn", n_elu=2, inference=True),
 )
 BY_NAME = {f.name: f for f in FIXTURES}
 
@@ -80,13 +83,44 @@ def make(fx: Fixture, directory: str | os.PathLike | None = None):
     x, y = zoo.example_batch(fx.kind, BATCH)
     out = path_of(fx.name, directory)
     out.parent.mkdir(parents=True, exist_ok=True)
-    export_training_graph(
-        fx.build(), (x,), loss_fn, out, targets=(y,), dtype=fx.dtype, verify=True, **fx.options
-    )
+    if fx.inference:
+        export_inference_graph(fx.build(), x, out)
+    else:
+        export_training_graph(
+            fx.build(), (x,), loss_fn, out, targets=(y,), dtype=fx.dtype, verify=True, **fx.options
+        )
     size = out.stat().st_size
     if size > MAX_BYTES:
         raise ValueError(f"fixture {out} is {size} bytes, more than the {MAX_BYTES} allowed")
     return out
+
+
+def export_inference_graph(module: nn.Module, x: torch.Tensor, out: Path) -> None:
+    """``module``'s forward (``input`` -> ``logits``) as ONNX, checked against eager PyTorch in ORT."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    from ort_ops.domain import IR_VERSION
+    from ort_ops.tolerances import check
+    from ort_ops.training.export import _quiet_exporter, save_atomic
+
+    module.eval()
+    with _quiet_exporter():
+        program = torch.onnx.export(module, (x,), dynamo=True, input_names=["input"], output_names=["logits"])
+    model = program.model_proto
+    model.ir_version = IR_VERSION
+    for node in model.graph.node:
+        del node.metadata_props[:]  # (the exporter's stack traces: local paths)
+    onnx.checker.check_model(model, full_check=True)
+    (got,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"input": x.numpy()})
+    with torch.no_grad():
+        want = module(x).numpy()
+    closeness = check(got, want.astype(np.float32))
+    if not closeness.ok:
+        raise ValueError(f"inference graph of {type(module).__name__} differs from eager: {closeness.message}")
+    save_atomic(model, out)
 
 
 def main(argv=None) -> int:

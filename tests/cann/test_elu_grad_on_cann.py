@@ -40,8 +40,8 @@ def inputs(shape, dtype, seed=0):
     return [rng.uniform(-2, 2, shape).astype(np.float32).astype(np_dtype) for _ in range(2)]
 
 
-def run_on_cann(model, feeds, tmp_path):
-    session = cann_ep.session(model, profile_prefix=str(tmp_path / "profile"))
+def run_on_cann(model, feeds, tmp_path, place=True):
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "profile"), place=place)
     outputs = ort_io.run(session, feeds)
     return outputs, cann_ep.node_runs(session)
 
@@ -83,8 +83,10 @@ def test_alphas_and_edge_values_on_cann(dtype, alpha, tmp_path):
     check(dtype, (3, 33), alpha, g, a, tmp_path)
 
 
-def test_mixed_graph_relu_cann_elugrad_cann_elu_cpu(tmp_path):
-    """Relu (CANN) -> EluGrad (CANN) -> Elu (the CANN EP has no Elu: CPU), Memcpy by ORT."""
+@pytest.mark.parametrize("place", [False, True], ids=["ep_only", "placed"])
+def test_mixed_graph_relu_cann_elugrad_cann_elu(place, tmp_path):
+    """Relu (CANN) -> EluGrad (CANN) -> Elu: the CANN EP has no Elu, so without placement it runs
+    on the CPU (Memcpy by ORT); placed, on CANN (CANN's Elu)."""
     shape = [4, 5]
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
@@ -101,11 +103,11 @@ def test_mixed_graph_relu_cann_elugrad_cann_elu_cpu(tmp_path):
     model = make_model(graph)
     onnx.checker.check_model(model, full_check=True)
     x, grads = inputs(shape, "float32", seed=9)
-    (y,), runs = run_on_cann(model, {"x": x, "grads": grads}, tmp_path)
+    (y,), runs = run_on_cann(model, {"x": x, "grads": grads}, tmp_path, place=place)
     providers = {r.node: r.provider for r in runs}
     assert providers["relu"] == "CANNExecutionProvider"
     assert providers["elugrad"] == "CANNExecutionProvider"
-    assert providers["elu"] == "CPUExecutionProvider"
+    assert providers["elu"] == ("CANNExecutionProvider" if place else "CPUExecutionProvider")
     d = elu_grad(grads, np.maximum(x, np.float32(0)), 0.5)
     expected = np.where(d > 0, d, np.expm1(d)).astype(np.float32)
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-7)

@@ -1,6 +1,8 @@
 """The ELU MLP training graph (``tests/fixtures/mlp_elu_fp32.onnx``: loss + every parameter
 gradient), unfused and with the ELU backward fused into ``ai.ortops::EluGrad``, on ONNX
-Runtime's CANN EP in single-op mode (on the ACL simulator when there is no NPU).
+Runtime's CANN EP in single-op mode (on the ACL simulator when there is no NPU), as the EP runs
+it by itself: without the placement pass (``cann_ep.session(..., place=False)``; with it:
+tests/cann/test_placement_on_cann.py).
 
 Checked:
 - loss and gradients equal the CPU EP's (same process, CPU-only session with the op library
@@ -99,7 +101,7 @@ def run_on_cann(model, feeds, tmp_path):
     import cann_ep.sim as sim
 
     before = sim.op_counts()
-    session = cann_ep.session(model, profile_prefix=str(tmp_path / "profile"))
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "profile"), place=False)
     names = [o.name for o in session.get_outputs()]
     outputs = dict(zip(names, session.run(None, feeds)))
     after = sim.op_counts()

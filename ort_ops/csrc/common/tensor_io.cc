@@ -154,11 +154,12 @@ OrtStatusPtr ReadIntegers(const TensorView& view, const char* op, const char* na
 }
 
 namespace {
-// Absent attribute: the lookup by name fails with "No attribute with name".
+// Absent attribute: the lookup by name fails with "No attribute with name ..." (scalars) or
+// "No attribute with this name is defined." (arrays, strings).
 bool Absent(OrtStatusPtr status, std::string* message) {
   *message = Api().GetErrorMessage(status);
   Api().ReleaseStatus(status);
-  return message->find("No attribute with name") != std::string::npos;
+  return message->find("No attribute with") != std::string::npos;
 }
 }  // namespace
 

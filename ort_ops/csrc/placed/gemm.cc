@@ -1,0 +1,95 @@
+// Gemm placed on CANN: CANN MatMulV2 (x1, x2, bias; transpose_x1/transpose_x2 from transA/transB).
+// alpha = beta = 1 only (MatMulV2 has no scaling; rewrite.placement leaves other Gemms alone). A
+// C of shape [N] or [1, N] is MatMulV2's bias; any other broadcastable C is added after the
+// product with CANN Add (in place).
+#include "placed/common/placed_op.h"
+
+namespace ortops::placed::gemm {
+namespace {
+
+class GemmKernel : public PlacedKernel {
+ public:
+  GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status, {"MatMulV2", "Add"}) {
+    if (*status != nullptr) return;
+    float alpha = 1.0f, beta = 1.0f;
+    if ((*status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha)) != nullptr) return;
+    if ((*status = ReadFloatAttribute(info, name(), "beta", 1.0f, &beta)) != nullptr) return;
+    if ((*status = ReadIntAttribute(info, name(), "transA", 0, &trans_a_)) != nullptr) return;
+    if ((*status = ReadIntAttribute(info, name(), "transB", 0, &trans_b_)) != nullptr) return;
+    if (alpha != 1.0f || beta != 1.0f) {
+      *status = Fail("alpha " + std::to_string(alpha) + " and beta " + std::to_string(beta) +
+                     " are not supported (CANN MatMulV2 computes A*B + C: alpha = beta = 1)");
+    }
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView a, b, c;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "A", &a));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "B", &b));
+    ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &c));
+    if (a.shape.size() != 2 || b.shape.size() != 2) {
+      return Fail("A " + ShapeText(a.shape) + " and B " + ShapeText(b.shape) + " must be 2-D");
+    }
+    const int64_t m = trans_a_ ? a.shape[1] : a.shape[0];
+    const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
+    const int64_t kb = trans_b_ ? b.shape[1] : b.shape[0];
+    const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
+    if (k != kb) {
+      return Fail("A " + ShapeText(a.shape) + (trans_a_ ? " (transposed)" : "") + " and B " + ShapeText(b.shape) +
+                  (trans_b_ ? " (transposed)" : "") + " do not multiply");
+    }
+    const std::vector<int64_t> shape{m, n};
+    std::vector<int64_t> broadcast;
+    if (c.present && (!BroadcastShapes(c.shape, shape, &broadcast) || broadcast != shape)) {
+      return Fail("C " + ShapeText(c.shape) + " does not broadcast to the product's " + ShapeText(shape));
+    }
+    const bool as_bias = c.present && c.count == static_cast<size_t>(n) && (c.shape.size() == 1 || c.shape[0] == 1);
+    void* out = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
+    if (m == 0 || n == 0) return nullptr;
+    if (k == 0) return Fail("an inner dimension of 0 is not supported on CANN");
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    const aclDataType type = AclTypeOf(a.type);
+    const size_t out_bytes = static_cast<size_t>(m * n) * ElementSize(a.type);
+    AclOp mm(*run.acl, "MatMulV2");
+    mm.Input(a.data, Bytes(a), type, a.shape).Input(b.data, Bytes(b), type, b.shape);
+    if (as_bias) {
+      mm.Input(c.data, Bytes(c), type, {n});
+    } else {
+      mm.AbsentInput();
+    }
+    ORTOPS_RETURN_IF_ERROR(mm.Output(out, out_bytes, type, shape)
+                               .AttrBool("transpose_x1", trans_a_ != 0)
+                               .AttrBool("transpose_x2", trans_b_ != 0)
+                               .AttrInt("offset_x", 0)
+                               .Run(run.stream));
+    if (!c.present || as_bias) return nullptr;
+    return AclOp(*run.acl, "Add")
+        .Input(out, out_bytes, type, shape)
+        .Input(c.data, Bytes(c), type, c.shape)
+        .Output(out, out_bytes, type, shape)
+        .Run(run.stream);
+  }
+
+ private:
+  int64_t trans_a_ = 0, trans_b_ = 0;
+};
+
+OpList Build() {
+  OpList list;
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
+    list.Add("Gemm", {In(t), In(t), Optional(t)}, {In(t)}, Make<GemmKernel>);
+  }
+  return list;
+}
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& Ops() {
+  static const OpList list = Build();
+  return list.ops();
+}
+
+}  // namespace ortops::placed::gemm

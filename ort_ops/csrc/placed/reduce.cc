@@ -1,0 +1,80 @@
+// ReduceSum (opset 13+ form: axes as an optional host input) placed on CANN: CANN ReduceSum with
+// the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy.
+#include "placed/common/placed_op.h"
+
+namespace ortops::placed::reduce {
+namespace {
+
+class ReduceSumKernel : public PlacedKernel {
+ public:
+  ReduceSumKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status, {"ReduceSum"}) {
+    if (*status != nullptr) return;
+    if ((*status = ReadIntAttribute(info, name(), "keepdims", 1, &keepdims_)) != nullptr) return;
+    *status = ReadIntAttribute(info, name(), "noop_with_empty_axes", 0, &noop_);
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView x, axes_view;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
+    ORTOPS_RETURN_IF_ERROR(GetInput(context, 1, &axes_view));
+    std::vector<int64_t> axes;
+    if (axes_view.present) ORTOPS_RETURN_IF_ERROR(Ints(axes_view, "axes", &axes));
+    const size_t rank = x.shape.size();
+    std::vector<bool> reduce(rank, false);
+    if (axes.empty() && noop_ == 0) reduce.assign(rank, true);
+    for (int64_t a : axes) {
+      int64_t axis = 0;
+      if (!NormalizeAxis(a, rank, &axis)) {
+        return Fail("axis " + std::to_string(a) + " is out of range for data of shape " + ShapeText(x.shape));
+      }
+      reduce[static_cast<size_t>(axis)] = true;
+    }
+    std::vector<int64_t> shape, normalized;
+    for (size_t i = 0; i < rank; ++i) {
+      if (reduce[i]) {
+        normalized.push_back(static_cast<int64_t>(i));
+        if (keepdims_) shape.push_back(1);
+      } else {
+        shape.push_back(x.shape[i]);
+      }
+    }
+    void* out = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
+    const size_t count = ElementCount(shape);
+    if (count == 0) return nullptr;
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
+    if (x.count == 0) return Fail("the sum of an empty tensor is not supported on CANN");
+    const aclDataType type = AclTypeOf(x.type);
+    return AclOp(*run.acl, "ReduceSum")
+        .Input(x.data, Bytes(x), type, x.shape)
+        .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
+                    {static_cast<int64_t>(normalized.size())})
+        .Output(out, count * ElementSize(x.type), type, shape)
+        .AttrBool("keep_dims", keepdims_ != 0)
+        .AttrBool("noop_with_empty_axes", false)
+        .Run(run.stream);
+  }
+
+ private:
+  int64_t keepdims_ = 1, noop_ = 0;
+};
+
+OpList Build() {
+  OpList list;
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
+    list.Add("ReduceSum", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceSumKernel>);
+  }
+  return list;
+}
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& Ops() {
+  static const OpList list = Build();
+  return list.ops();
+}
+
+}  // namespace ortops::placed::reduce

@@ -1,0 +1,53 @@
+// LogSoftmax (opset 13+: one axis, default -1) placed on CANN: CANN LogSoftmaxV2 (axes = [axis]).
+#include "placed/common/placed_op.h"
+
+namespace ortops::placed::softmax {
+namespace {
+
+class LogSoftmaxKernel : public PlacedKernel {
+ public:
+  LogSoftmaxKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status, {"LogSoftmaxV2"}) {
+    if (*status == nullptr) *status = ReadIntAttribute(info, name(), "axis", -1, &axis_);
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView x;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
+    int64_t axis = 0;
+    if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
+      return Fail("axis " + std::to_string(axis_) + " is out of range for input of shape " + ShapeText(x.shape));
+    }
+    void* out = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, x.shape, &out));
+    if (x.count == 0) return nullptr;
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    const aclDataType type = AclTypeOf(x.type);
+    return AclOp(*run.acl, "LogSoftmaxV2")
+        .Input(x.data, Bytes(x), type, x.shape)
+        .Output(out, Bytes(x), type, x.shape)
+        .AttrInts("axes", {axis})
+        .Run(run.stream);
+  }
+
+ private:
+  int64_t axis_ = -1;
+};
+
+OpList Build() {
+  OpList list;
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
+    list.Add("LogSoftmax", {In(t)}, {In(t)}, Make<LogSoftmaxKernel>);
+  }
+  return list;
+}
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& Ops() {
+  static const OpList list = Build();
+  return list.ops();
+}
+
+}  // namespace ortops::placed::softmax

@@ -1,0 +1,87 @@
+// Unary ops placed on CANN, each one CANN op of the same meaning: Elu (CANN Elu, scale and
+// input_scale 1), Exp (Exp, base e), Log, Neg, Abs, Sqrt, Reciprocal, Relu, Sigmoid, Tanh, Not
+// (LogicalNot).
+#include <cstring>
+
+#include "placed/common/placed_op.h"
+
+namespace ortops::placed::unary {
+namespace {
+
+struct Mapping {
+  const char* onnx;
+  const char* acl;
+};
+constexpr Mapping kFloat[] = {{"Elu", "Elu"},
+                              {"Exp", "Exp"},
+                              {"Log", "Log"},
+                              {"Neg", "Neg"},
+                              {"Abs", "Abs"},
+                              {"Sqrt", "Sqrt"},
+                              {"Reciprocal", "Reciprocal"},
+                              {"Relu", "Relu"},
+                              {"Sigmoid", "Sigmoid"},
+                              {"Tanh", "Tanh"}};
+constexpr Mapping kInteger[] = {{"Neg", "Neg"}, {"Abs", "Abs"}};
+constexpr Mapping kLogical[] = {{"Not", "LogicalNot"}};
+
+const char* AclOpOf(const char* onnx) {
+  for (const Mapping& m : kFloat)
+    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
+  for (const Mapping& m : kLogical)
+    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
+  return "";
+}
+
+class UnaryKernel : public PlacedKernel {
+ public:
+  UnaryKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status, {AclOpOf(op.GetName())}), acl_op_(AclOpOf(op.GetName())) {
+    if (*status != nullptr) return;
+    is_elu_ = std::strcmp(op.GetName(), "Elu") == 0;
+    if (is_elu_) *status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha_);
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView x;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
+    void* out = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, x.shape, &out));
+    if (x.count == 0) return nullptr;
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    AclOp op(*run.acl, acl_op_);
+    op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape).Output(out, Bytes(x), AclTypeOf(x.type), x.shape);
+    if (is_elu_) op.AttrFloat("alpha", alpha_).AttrFloat("scale", 1.0f).AttrFloat("input_scale", 1.0f);
+    if (std::strcmp(acl_op_, "Exp") == 0 || std::strcmp(acl_op_, "Log") == 0) {
+      op.AttrFloat("base", -1.0f).AttrFloat("scale", 1.0f).AttrFloat("shift", 0.0f);  // natural exp/log
+    }
+    return op.Run(run.stream);
+  }
+
+ private:
+  const char* acl_op_;
+  bool is_elu_ = false;
+  float alpha_ = 1.0f;
+};
+
+OpList Build() {
+  OpList list;
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
+    for (const Mapping& m : kFloat) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kI32, kI64}) {
+    for (const Mapping& m : kInteger) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
+  }
+  for (const Mapping& m : kLogical) list.Add(m.onnx, {In(kBool)}, {In(kBool)}, Make<UnaryKernel>);
+  return list;
+}
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& Ops() {
+  static const OpList list = Build();
+  return list.ops();
+}
+
+}  // namespace ortops::placed::unary

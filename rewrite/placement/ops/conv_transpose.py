@@ -1,0 +1,21 @@
+"""2-D ``ConvTranspose`` with explicit pads -> CANN ``Conv2DBackpropInput`` (+ ``Add`` for B)."""
+
+from rewrite.placement.rule import NodeInfo, PlaceRule
+
+
+def _check(info: NodeInfo) -> str | None:
+    x = info.input_shapes[0]
+    if x is not None and len(x) != 4:
+        return f"{len(x) - 2}-D ConvTranspose: only 2-D (NCHW) is supported on CANN"
+    if info.attr("auto_pad", "NOTSET") != "NOTSET":
+        return f"auto_pad={info.attr('auto_pad')}: explicit pads only"
+    if info.attr("output_shape") is not None:
+        return "output_shape is not supported (explicit pads only)"
+    return None
+
+
+def _ops(info: NodeInfo) -> tuple[str, ...]:
+    return ("Conv2DBackpropInput", "Add") if info.present(2) else ("Conv2DBackpropInput",)
+
+
+RULES = (PlaceRule("ConvTranspose", _ops, check=_check),)

@@ -1,0 +1,22 @@
+"""``Gemm`` with ``alpha = beta = 1`` -> CANN ``MatMulV2`` (C of shape [N] / [1, N] as its bias;
+another C added by CANN ``Add``)."""
+
+from rewrite.placement.rule import NodeInfo, PlaceRule
+
+
+def _check(info: NodeInfo) -> str | None:
+    alpha, beta = info.attr("alpha", 1.0), info.attr("beta", 1.0)
+    if alpha != 1.0 or beta != 1.0:
+        return f"alpha={alpha}, beta={beta}: CANN MatMulV2 computes A*B + C (alpha = beta = 1 only)"
+    return None
+
+
+def _ops(info: NodeInfo) -> tuple[str, ...]:
+    c = info.input_shapes[2] if info.present(2) else None
+    n = info.output_shapes[0][-1] if info.output_shapes and info.output_shapes[0] else None
+    if not info.present(2) or (c is not None and (c == (n,) or c == (1, n))):
+        return ("MatMulV2",)
+    return ("MatMulV2", "Add")
+
+
+RULES = (PlaceRule("Gemm", _ops, check=_check),)

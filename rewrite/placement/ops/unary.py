@@ -1,0 +1,8 @@
+"""Unary ops: ``Elu``, ``Exp``, ``Log``, ``Neg``, ``Abs``, ``Sqrt``, ``Reciprocal``, ``Relu``,
+``Sigmoid``, ``Tanh``, ``Not`` -> the CANN op of the same meaning (``Not`` -> ``LogicalNot``)."""
+
+from rewrite.placement.rule import PlaceRule, fixed
+
+_SAME = ("Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh")
+
+RULES = tuple(PlaceRule(op, fixed(op)) for op in _SAME) + (PlaceRule("Not", fixed("LogicalNot")),)

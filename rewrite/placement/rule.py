@@ -1,0 +1,68 @@
+"""What a placement rule is: which ONNX op it places on CANN, which CANN ops its kernel launches,
+and when it must not (a reason). One module per op family in :mod:`rewrite.placement.ops`, named
+like the C++ file of its kernels (``ort_ops/csrc/placed/<family>.cc``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+
+@dataclass
+class NodeInfo:
+    """A node and what the pass knows about its inputs and outputs."""
+
+    node: onnx.NodeProto
+    opset: int  # the model's ai.onnx opset
+    input_types: list[int | None]  # ONNX elem types ("" inputs: None)
+    input_shapes: list[tuple | None]  # static shapes where known (None entries for symbolic dims)
+    output_types: list[int | None]
+    output_shapes: list[tuple | None]
+    constants: list[np.ndarray | None]  # constant input values (initializers, Constant nodes)
+    attrs: dict = field(default_factory=dict)
+
+    def attr(self, name: str, default=None):
+        value = self.attrs.get(name, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    def present(self, index: int) -> bool:
+        return index < len(self.node.input) and self.node.input[index] != ""
+
+
+# (NodeInfo) -> reason not to place it, or None
+Check = Callable[[NodeInfo], "str | None"]
+
+
+def no_check(info: NodeInfo) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class PlaceRule:
+    """``op_type`` (ai.onnx) placed as ``ai.ortops.cann::<placed_name(info)>``.
+
+    ``cann_ops(info)``: the CANN op types the kernel launches for this node (checked against the
+    SoC). ``check``: a reason not to place it. ``min_opset``: the ai.onnx opset from which the
+    op has the form the kernel implements. ``leave_to_ep``: a reason to leave the node to the
+    CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
+    node with a rule is placed even where the EP has a kernel (the placed kernels are the ones
+    tested here, and shape ops placed cost no launch).
+    """
+
+    op_type: str
+    cann_ops: Callable[[NodeInfo], tuple[str, ...]]
+    check: Check = no_check
+    placed_name: Callable[[NodeInfo], str] | None = None
+    min_opset: int = 1
+    leave_to_ep: Callable[[NodeInfo], str | None] | None = None
+
+    def name_for(self, info: NodeInfo) -> str:
+        return self.placed_name(info) if self.placed_name is not None else self.op_type
+
+
+def fixed(*ops: str) -> Callable[[NodeInfo], tuple[str, ...]]:
+    """``cann_ops`` for a kernel that always launches ``ops``."""
+    return lambda info: ops

@@ -1,0 +1,221 @@
+"""Every placement rule on the CANN EP (the ACL simulator without an NPU): a one-node standard
+ONNX model, placed by cann_ep.session, runs on CANNExecutionProvider (profile-checked) and gives
+the CPU EP's results on the same inputs: bit for bit where both compute each element with IEEE
+float32 operations or move data; within ort_ops.tolerances where the math differs in rounding
+(exp/log/erf-based ops: libm vs ORT's vectorised approximations; matrix products and
+convolutions: summation order)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+
+from ort_ops import tolerances
+from ort_ops.domain import CANN_DOMAIN, IR_VERSION
+
+cann_ep = pytest.importorskip("cann_ep")
+PROVIDER = "CANNExecutionProvider"
+OPSET = 20
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cann_runtime():
+    if PROVIDER not in ort.get_available_providers():
+        pytest.skip(f"onnxruntime {ort.__version__} here has no {PROVIDER} (run in .venv-cann)")
+    if not cann_ep.available():
+        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
+    cann_ep.use_simulator()
+
+
+def f32(*shape, low=-3.0, high=3.0):
+    return RNG.uniform(low, high, shape).astype(np.float32)
+
+
+def i64(*shape, high=5):
+    return RNG.integers(-high, high, shape).astype(np.int64)
+
+
+def boolean(*shape):
+    return RNG.random(shape) < 0.5
+
+
+class Case:
+    """``op(inputs, **attrs)``; ``consts``: inputs given as initializers (shapes, axes);
+    ``exact``: bit-exact against the CPU EP, else within the tolerance table."""
+
+    def __init__(self, id, op, inputs, attrs=None, consts=(), exact=True, outputs=1):
+        self.id, self.op, self.inputs, self.attrs = id, op, inputs, attrs or {}
+        self.consts, self.exact, self.n_out = set(consts), exact, outputs
+
+    def model(self):
+        names, graph_inputs, inits = [], [], []
+        for i, value in enumerate(self.inputs):
+            if value is None:
+                names.append("")
+                continue
+            name = f"in{i}"
+            names.append(name)
+            if i in self.consts:
+                inits.append(numpy_helper.from_array(np.asarray(value), name))
+            else:
+                elem = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
+                graph_inputs.append(helper.make_tensor_value_info(name, elem, list(np.shape(value))))
+        outs = [f"out{k}" for k in range(self.n_out)]
+        node = helper.make_node(self.op, names, outs, name="node", **self.attrs)
+        graph = helper.make_graph([node], self.id, graph_inputs,
+                                  [helper.make_empty_tensor_value_info(o) for o in outs], inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        m.ir_version = IR_VERSION
+        return m
+
+    def feeds(self):
+        return {f"in{i}": np.asarray(v) for i, v in enumerate(self.inputs) if v is not None and i not in self.consts}
+
+
+CASES = [
+    Case("elu", "Elu", [f32(4, 33)], {"alpha": 0.5}, exact=False),
+    Case("elu_f16", "Elu", [f32(4, 33).astype(np.float16)], exact=False),
+    Case("exp", "Exp", [f32(4, 33)], exact=False),
+    Case("log", "Log", [f32(4, 33, low=0.01, high=5)], exact=False),
+    Case("neg_int64", "Neg", [i64(4, 5)]),
+    Case("abs_f16", "Abs", [f32(3, 7).astype(np.float16)]),
+    Case("sqrt_f16", "Sqrt", [f32(3, 7, low=0, high=9).astype(np.float16)], exact=True),
+    Case("reciprocal", "Reciprocal", [f32(3, 7, low=0.5, high=4)]),
+    Case("sigmoid", "Sigmoid", [f32(3, 7)], exact=False),
+    Case("relu_f16", "Relu", [f32(3, 7).astype(np.float16)]),
+    Case("tanh", "Tanh", [f32(3, 7)], exact=False),
+    Case("not", "Not", [boolean(3, 5)]),
+    Case("add_bcast", "Add", [f32(4, 1), f32(1, 5)]),
+    Case("sub_bcast_rank", "Sub", [f32(2, 3, 4), f32(4)]),
+    Case("mul_scalar", "Mul", [f32(3, 4), np.float32(2.5)]),
+    Case("mul_int64_bcast", "Mul", [i64(3, 1), i64(1, 4)]),
+    Case("div_bcast", "Div", [f32(3, 4), f32(3, 1, low=0.5, high=2)]),
+    Case("equal_int64", "Equal", [i64(6, 1, high=2), i64(1, 3, high=2)]),
+    Case("equal_bool", "Equal", [boolean(2, 3), boolean(2, 3)]),
+    Case("less_f32", "Less", [f32(3, 4), np.float32(0)]),
+    Case("less_equal", "LessOrEqual", [f32(3, 4).round(), f32(4).round()]),
+    Case("greater_int64", "Greater", [i64(3, 4), i64(1)]),
+    Case("greater_equal", "GreaterOrEqual", [f32(3, 4).round(), f32(3, 1).round()]),
+    Case("and", "And", [boolean(3, 4), boolean(1, 4)]),
+    Case("or", "Or", [boolean(3, 1), boolean(3, 4)]),
+    Case("where_f32", "Where", [boolean(3, 1), f32(3, 4), np.float32(0)]),
+    Case("where_int64", "Where", [boolean(4), i64(4), np.int64(0)]),
+    Case("gemm_bias", "Gemm", [f32(5, 7), f32(7, 3), f32(3)], exact=False),
+    Case("gemm_trans", "Gemm", [f32(7, 5), f32(3, 7), f32(1, 3)], {"transA": 1, "transB": 1}, exact=False),
+    Case("gemm_full_c", "Gemm", [f32(5, 7), f32(7, 3), f32(5, 3)], exact=False),
+    Case("gemm_no_c", "Gemm", [f32(5, 7), f32(7, 3)], exact=False),
+    Case("reduce_sum_axis", "ReduceSum", [f32(4, 6, 3), np.array([1], np.int64)], {"keepdims": 0}, consts=[1],
+         exact=False),
+    Case("reduce_sum_keep_neg", "ReduceSum", [f32(4, 6), np.array([-1], np.int64)], consts=[1], exact=False),
+    Case("reduce_sum_all", "ReduceSum", [f32(4, 6), np.zeros(0, np.int64)], {"keepdims": 0}, consts=[1],
+         exact=False),
+    Case("reduce_sum_noop", "ReduceSum", [f32(4, 6), np.zeros(0, np.int64)], {"noop_with_empty_axes": 1},
+         consts=[1]),
+    Case("reduce_sum_int64", "ReduceSum", [i64(4, 6), np.array([0], np.int64)], {"keepdims": 0}, consts=[1]),
+    Case("log_softmax", "LogSoftmax", [f32(4, 10)], {"axis": 1}, exact=False),
+    Case("log_softmax_axis0", "LogSoftmax", [f32(4, 10)], {"axis": 0}, exact=False),
+    Case("transpose_2d", "Transpose", [f32(3, 5)], {"perm": [1, 0]}),
+    Case("transpose_5d", "Transpose", [f32(2, 1, 3, 2, 2)], {"perm": [2, 1, 0, 3, 4]}),
+    Case("transpose_default_int64", "Transpose", [i64(2, 3, 4)]),
+    Case("cast_int64_float", "Cast", [i64(3, 4, high=1000)], {"to": TP.FLOAT}),
+    Case("cast_bool_int64", "Cast", [boolean(3, 4)], {"to": TP.INT64}),
+    Case("cast_float_half", "Cast", [f32(3, 4)], {"to": TP.FLOAT16}),
+    Case("cast_half_float", "Cast", [f32(3, 4).astype(np.float16)], {"to": TP.FLOAT}),
+    Case("cast_float_int32", "Cast", [f32(3, 4, low=-100, high=100)], {"to": TP.INT32}),
+    Case("reshape", "Reshape", [f32(2, 3, 4), np.array([0, -1], np.int64)], consts=[1]),
+    Case("reshape_allowzero", "Reshape", [f32(2, 3, 4), np.array([4, 6], np.int64)], {"allowzero": 1}, consts=[1]),
+    Case("squeeze_axes", "Squeeze", [f32(2, 1, 3), np.array([1], np.int64)], consts=[1]),
+    Case("squeeze_all", "Squeeze", [f32(1, 3, 1)]),
+    Case("unsqueeze", "Unsqueeze", [i64(3), np.array([0, -1], np.int64)], consts=[1]),
+    Case("flatten", "Flatten", [f32(2, 3, 4)], {"axis": 2}),
+    Case("identity_bool", "Identity", [boolean(5)]),
+    Case("gather_elements", "GatherElements", [f32(4, 10), RNG.integers(0, 10, (4, 1))], {"axis": 1}),
+    Case("gather_elements_axis0", "GatherElements", [i64(4, 3), RNG.integers(0, 4, (2, 3))], {"axis": 0}),
+    Case("scatter_elements", "ScatterElements", [f32(4, 10), RNG.permutation(10)[:3][None].repeat(4, 0),
+                                                 f32(4, 3)], {"axis": 1}),
+    Case("scatter_elements_add", "ScatterElements", [np.zeros((6, 16), np.float32),
+                                                     RNG.integers(0, 16, (6, 4)), f32(6, 4)],
+         {"axis": 1, "reduction": "add"}),
+    Case("slice", "Slice", [f32(8, 16, 3, 3), np.array([0, -2], np.int64), np.array([2**62, 2**62], np.int64),
+                            np.array([2, 3], np.int64)], consts=[1, 2, 3]),
+    Case("slice_steps1", "Slice", [f32(4, 5), np.array([1], np.int64), np.array([3], np.int64),
+                                   np.array([0], np.int64), np.array([1], np.int64)], consts=[1, 2, 3, 4]),
+    Case("conv_transpose", "ConvTranspose", [f32(2, 4, 5, 5), f32(4, 3, 3, 3)], {"pads": [1, 1, 1, 1]}, exact=False),
+    Case("conv_transpose_stride_bias", "ConvTranspose", [f32(1, 2, 3, 4), f32(2, 3, 3, 3), f32(3)],
+         {"strides": [2, 2], "output_padding": [1, 0]}, exact=False),
+    Case("conv_transpose_group", "ConvTranspose", [f32(1, 4, 4, 4), f32(4, 1, 2, 2)], {"group": 2}, exact=False),
+    Case("max_pool", "MaxPool", [f32(2, 3, 8, 8)], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    Case("max_pool_pads", "MaxPool", [f32(1, 2, 5, 5)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    Case("max_pool_ceil", "MaxPool", [f32(1, 2, 5, 5)], {"kernel_shape": [2, 2], "strides": [2, 2],
+                                                        "ceil_mode": 1}),
+]
+
+
+# CANN's GatherElements and ScatterElements are Ascend 950 only (ops-nn READMEs): on the
+# simulator's default SoC (Ascend910B1) they stay on the CPU, so they run in a child process with
+# ACLSIM_SOC_NAME=Ascend950PR.
+ASCEND950 = "Ascend950PR"
+NEEDS_950 = {"GatherElements", "ScatterElements"}
+
+
+def check_case(case, tmp_path):
+    model = case.model()
+    cpu = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = cpu.run(None, case.feeds())
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"))
+    (entry,) = session.placement.nodes
+    assert entry.where in ("placed", "cann_ep"), session.placement.summary()
+    got = session.run(None, case.feeds())
+    runs = cann_ep.node_runs(session)
+    op_type = entry.placed_as if entry.where == "placed" else case.op
+    assert [(r.op_type, r.provider) for r in runs if r.node == "node"] == [(op_type, PROVIDER)], runs
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+        if case.exact or w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+        else:
+            closeness = tolerances.check(g, w)
+            assert closeness.ok, closeness.message
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if c.op not in NEEDS_950])
+def test_placed_op_matches_the_cpu_ep(case, tmp_path):
+    check_case(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if c.op in NEEDS_950])
+def test_placed_op_on_ascend950(case, tmp_path):
+    if os.environ.get("ACLSIM_SOC_NAME") != ASCEND950:
+        pytest.skip("runs in the child of test_ascend950_ops_in_a_child (ACLSIM_SOC_NAME=Ascend950PR)")
+    check_case(case, tmp_path)
+
+
+def test_ascend950_ops_in_a_child(tmp_path):
+    env = {**os.environ, "ACLSIM_SOC_NAME": ASCEND950}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                           "test_placed_op_on_ascend950", "--basetemp", str(tmp_path / "child")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert f"{sum(c.op in NEEDS_950 for c in CASES)} passed" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_every_rule_is_covered_here():
+    from rewrite.placement.ops import RULES
+
+    covered = {c.op for c in CASES}
+    assert set(RULES) <= covered, sorted(set(RULES) - covered)
+
+
+def test_domain_of_placed_nodes():
+    case = CASES[0]
+    from rewrite.placement import place
+
+    assert place(case.model()).graph.node[0].domain == CANN_DOMAIN
