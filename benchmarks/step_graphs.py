@@ -19,9 +19,7 @@ def _optimizer(name: str):
 
 
 def _fuse(graph: onnx.ModelProto, mode: str) -> onnx.ModelProto:
-    if mode == "after" and hasattr(rewrite, "fuse_training"):
-        return rewrite.fuse_training(graph)
-    return rewrite.fuse_elu_grad(graph)
+    return rewrite.fuse_training(graph) if mode == "after" else rewrite.fuse_elu_grad(graph)
 
 
 def build(kind: str, model: str, optimizer: str, mode: str, profile_prefix: str):
@@ -38,14 +36,8 @@ def build(kind: str, model: str, optimizer: str, mode: str, profile_prefix: str)
         return (lambda: session.run(None, {"input": x})), graph, session
     graph, params, (x, y) = training_case(FIXTURES[model])
     graph = _fuse(graph, mode)
-    options = {} if place else _unfused_update_options()
+    # before: the optimizer update as an ONNX graph, as before the fused update ops
     trainer = Trainer(graph, params, _optimizer(optimizer), session_factory=factory, device="cann", progress=False,
-                      **options)
+                      fused_update=place)
     return (lambda: trainer.step((x, y))), trainer.step_graph, trainer.session
 
-
-def _unfused_update_options() -> dict:
-    import inspect
-
-    # the optimizer update as an ONNX graph, as before the fused update ops
-    return {"fused_update": False} if "fused_update" in inspect.signature(Trainer).parameters else {}

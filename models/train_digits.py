@@ -1,13 +1,15 @@
-"""Demo: train an ELU model on scikit-learn's digits in PyTorch eager and in ORT (EluGrad), compare.
+"""Demo: train an ELU model on scikit-learn's digits in PyTorch eager and in ORT (fused ops), compare.
 
-    python -m models.train_digits                  # .venv: PyTorch eager + ORT CPU EP (fused EluGrad)
+    python -m models.train_digits                  # .venv: PyTorch eager + ORT CPU EP (fused graph)
     python -m models.train_digits --ep cann        # .venv-cann: ORT CANN EP, compared with the CPU run
     python -m models.train_digits --model cnn      # the ELU CNN on 8x8 images (then --ep cann too)
 
 ``--model mlp`` (default) trains the reference ELU MLP on the 64 pixels, ``--model cnn`` the
 reference ELU CNN (conv -> ELU -> pool, twice, -> linear) on ``[N, 1, 8, 8]`` images; both get
-the same per-pixel standardisation. The CPU run (needs torch) exports the fused training graph
-and writes it, the initial parameters and the per-step loss curves to ``--out-dir/<model>/``;
+the same per-pixel standardisation. The CPU run (needs torch) exports the training graph, fuses it
+(``rewrite.fuse_training``: the ELU backwards become ``EluGrad``, the cross-entropy loss and its
+gradient ``SoftmaxCrossEntropyLossAndGrad``, the CNN's max-pool backwards ``MaxPoolGrad``) and
+writes it, the initial parameters and the per-step loss curves to ``--out-dir/<model>/``;
 the CANN run (no torch there) loads the same graph and parameters, trains on the CANN EP and
 compares its curve with the saved ones. Both print per-epoch loss and held-out accuracy,
 write ``curves.json`` and ``loss_curves.png``.
@@ -208,7 +210,7 @@ def plot(curves: dict[str, list[float]], path: str, model: str = "mlp") -> bool:
         ax.plot(np.arange(1, len(losses) + 1), losses, styles.get(name, "-"), label=name, linewidth=1.2)
     ax.set_ylabel("cross-entropy loss")
     ax.set_yscale("log")
-    ax.set_title(f"ELU {model.upper()} on digits: PyTorch eager vs ONNX Runtime (EluGrad)")
+    ax.set_title(f"ELU {model.upper()} on digits: PyTorch eager vs ONNX Runtime (fused ops)")
     ax.legend()
     reference = np.asarray(curves["torch"])
     for name, losses in curves.items():
@@ -247,16 +249,20 @@ def run_cpu(args, data, files) -> int:
     xb, yb = epoch_batches(x_tr, y_tr, args.batch, 0, args.seed)[0]
     graph = training.export_training_graph(module, (torch.from_numpy(xb),), F.cross_entropy,
                                          targets=(torch.from_numpy(yb),), params_as_inputs=True)
-    graph = rewrite.fuse_elu_grad(graph)
-    n_elu_grad = sum(n.op_type == "EluGrad" for n in graph.graph.node)
+    graph = rewrite.fuse_training(graph)
+    count = lambda op: sum(n.op_type == op for n in graph.graph.node)
     init = {n: p.detach().numpy().copy() for n, p in module.named_parameters()}
     training.save_atomic(graph, files["graph"])
     np.savez(files["init"], **init)
-    n_elu = sum(n.op_type == "Elu" for n in graph.graph.node)
-    print(f"training graph ({args.model}): {len(graph.graph.node)} nodes, {n_elu_grad} EluGrad "
-          f"for {n_elu} ELU -> {files['graph']}")
-    if n_elu_grad != n_elu:
-        print(f"error: {n_elu - n_elu_grad} ELU backward(s) were not fused into EluGrad", file=sys.stderr)
+    fused = {"EluGrad": count("EluGrad"), "SoftmaxCrossEntropyLossAndGrad": count("SoftmaxCrossEntropyLossAndGrad"),
+             "MaxPoolGrad": count("MaxPoolGrad")}
+    wanted = {"EluGrad": count("Elu"), "SoftmaxCrossEntropyLossAndGrad": 1, "MaxPoolGrad": count("MaxPool")}
+    print(f"training graph ({args.model}): {len(graph.graph.node)} nodes, "
+          + ", ".join(f"{n} {op}" for op, n in fused.items() if wanted[op]) + f" -> {files['graph']}")
+    missing = [f"{wanted[op] - n} {op}" for op, n in fused.items() if n != wanted[op]]
+    if missing:
+        print(f"error: not fused: {', '.join(missing)} (the ELU backwards, the cross-entropy, the max-pool "
+              "backwards)", file=sys.stderr)
         return 1
 
     t_losses, t_acc = torch_run(args, data, init)
@@ -288,8 +294,11 @@ def run_cann(args, data, files) -> int:
     with np.load(files["init"]) as z:
         init = {k: z[k] for k in z.files}
 
+    sessions = []
+
     def factory(model):
-        return cann_ep.session(model)
+        sessions.append(cann_ep.session(model))  # placed on CANN (rewrite.placement)
+        return sessions[-1]
 
     graph = onnx.load(files["graph"])
     print(f"CANN EP: parameters and optimizer state on {args.device}")
@@ -305,6 +314,11 @@ def run_cann(args, data, files) -> int:
                   "check that failed (implemented op types: docs/cann_ops.md)", file=sys.stderr)
         return 2
     print_epochs("ort_cann", c_losses, c_acc, len(c_losses) // args.epochs)
+    for session in sessions:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(session.placement.counts().items()))
+        on_cpu = [f"{p.node} ({p.op_type})" for p in session.placement.on_cpu]
+        print(f"placement of a {len(session.placement.nodes)}-node graph: {counts}; on the CPU EP: "
+              f"{', '.join(on_cpu) or 'none'}")
     result["curves"]["ort_cann"] = c_losses
     result["accuracy"]["ort_cann"] = c_acc[-1]
     checks = [(f"ort_cann vs {ref}", *agreement(c_losses, result["curves"][ref]))

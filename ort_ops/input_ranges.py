@@ -6,7 +6,9 @@ exported graph of ``cross_entropy`` silently trains on the wrong class for a lab
 range is found by following each integer graph input through value-preserving ops (Unsqueeze,
 Squeeze, Reshape, Flatten, Identity, Cast, Expand, the value branches of Where) to the ops that
 use it as an index: the size of the indexed axis bounds it. Values the graph compares with a
-constant (``Equal(target, -100)``: the loss's ``ignore_index``) are allowed as well.
+constant (``Equal(target, -100)``: the loss's ``ignore_index``) are allowed as well. The fused
+``ai.ortops::SoftmaxCrossEntropyLossAndGrad`` (``rewrite.fuse_training``) bounds its target by the
+logits' classes and allows its ``ignore_index``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ort_ops.domain import DOMAIN
+
+_CROSS_ENTROPY = "SoftmaxCrossEntropyLossAndGrad"  # ort_ops/ops/softmax_cross_entropy_loss_and_grad.py
+_DEFAULT_IGNORE_INDEX = -100
 _PASS_THROUGH = {"Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast", "Expand"}
 _INT_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
               onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
@@ -96,6 +102,15 @@ def label_ranges(model: onnx.ModelProto, inputs: list[str]) -> dict[str, IndexRa
                     other = consts.get(node.input[1 - slot])
                     if other is not None and other.size == 1:
                         ignored.add(int(other.reshape(())))
+                elif op == _CROSS_ENTROPY and node.domain == DOMAIN and slot == 1:
+                    # the fused cross-entropy: target indexes the classes of logits [N, C]
+                    if dims is None:
+                        dims = _static_dims(model)
+                    data = dims.get(node.input[0])
+                    attrs = {a.name: a for a in node.attribute}
+                    ignored.add(int(attrs["ignore_index"].i) if "ignore_index" in attrs else _DEFAULT_IGNORE_INDEX)
+                    if data and len(data) == 2 and data[1]:
+                        sizes.append((int(data[1]), f"{op} {node.name or node.output[0]!r}"))
                 elif op in ("GatherElements", "ScatterElements", "Gather") and slot == 1:
                     if dims is None:
                         dims = _static_dims(model)

@@ -39,7 +39,8 @@ def make_op_model(
     graph inputs and outputs named after the op's. Elementwise ops: every input and output of
     ``dtype`` and ``shape``. Other ops: inputs and outputs of the dtypes their definition gives
     (``dtype`` for type ``T``) and the shapes of the op's sample inputs (outputs: from its shape
-    rule). ``input_dtypes`` / ``input_shapes`` / ``output_dtype`` / ``output_shapes`` override
+    rule; an optional input whose sample is None is omitted, as is an output the rule gives no
+    shape). ``input_dtypes`` / ``input_shapes`` / ``output_dtype`` / ``output_shapes`` override
     (ONNX ``TensorProto`` codes are accepted, so that unsupported types can be written for error
     tests). An attribute passed as None is left out (the op's default applies)."""
     import numpy as np
@@ -59,6 +60,7 @@ def make_op_model(
     in_types = [elem(t) for t in (input_dtypes or [op.dtype_of(t, dtype) for t in op.inputs])]
     out_types = [elem(output_dtype)] * len(op.outputs) if output_dtype is not None else \
         [elem(op.dtype_of(t, dtype)) for t in op.outputs]
+    in_used, out_used = [True] * len(op.inputs), [True] * len(op.outputs)
     if op.elementwise:
         in_shapes = list(input_shapes or [shape] * len(op.inputs))
         out_shapes = list(output_shapes or [shape] * len(op.outputs))
@@ -67,14 +69,22 @@ def make_op_model(
         if input_shapes is None or output_shapes is None:
             rng = np.random.default_rng(0)
             samples = op.sample_inputs(dtypes.canonical_name(dtype), {**op.defaults(), **attrs}, rng)
-        in_shapes = list(input_shapes or [list(a.shape) for a in samples])
-        out_shapes = list(output_shapes or [list(s) for s in op.output_shapes([a.shape for a in samples], attrs)])
-    node = helper.make_node(op.name, [t.name for t in op.inputs], [t.name for t in op.outputs], domain=op.domain,
-                            name=name or op.name, **attrs)
+        # a None sample is an omitted optional input; a None output shape an output not produced
+        in_shapes = list(input_shapes or [None if a is None else list(a.shape) for a in samples])
+        out_shapes = list(output_shapes or [None if s is None else list(s) for s in op.output_shapes(
+            [None if a is None else a.shape for a in samples], attrs)])
+        in_used, out_used = [s is not None for s in in_shapes], [s is not None for s in out_shapes]
+    in_names = [t.name if used else "" for t, used in zip(op.inputs, in_used)]
+    out_names = [t.name if used else "" for t, used in zip(op.outputs, out_used)]
+    while out_names and not out_names[-1]:
+        out_names.pop()
+    node = helper.make_node(op.name, in_names, out_names, domain=op.domain, name=name or op.name, **attrs)
     graph = helper.make_graph(
         [node], op.name.lower(),
-        [helper.make_tensor_value_info(t.name, ty, s) for t, ty, s in zip(op.inputs, in_types, in_shapes)],
-        [helper.make_tensor_value_info(t.name, ty, s) for t, ty, s in zip(op.outputs, out_types, out_shapes)],
+        [helper.make_tensor_value_info(t.name, ty, s)
+         for t, ty, s, used in zip(op.inputs, in_types, in_shapes, in_used) if used],
+        [helper.make_tensor_value_info(t.name, ty, s)
+         for t, ty, s, used in zip(op.outputs, out_types, out_shapes, out_used) if used],
     )
     return make_model(graph)
 

@@ -17,15 +17,21 @@ from onnx import TensorProto
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+def _bfloat16_value(array: np.ndarray) -> ort.OrtValue:
+    make = getattr(ort.OrtValue, "ortvalue_from_numpy_with_onnx_type", None)
+    if make is None:  # (added in onnxruntime 1.20)
+        raise RuntimeError(f"bfloat16 arrays need onnxruntime >= 1.20 to be passed to ORT from NumPy "
+                           f"(this is {ort.__version__}): cast to float32 in the model instead")
+    return make(array.view(np.uint16), TensorProto.BFLOAT16)
+
+
 def to_ort_value(array: np.ndarray) -> ort.OrtValue:
     """An OrtValue (CPU) holding ``array``; bfloat16 arrays are passed by their bits."""
     array = np.asarray(array)
     if not array.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-D into 1-D)
         array = array.copy(order="C")
     if array.dtype == _BF16:
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-            array.view(np.uint16), TensorProto.BFLOAT16
-        )
+        return _bfloat16_value(array)
     return ort.OrtValue.ortvalue_from_numpy(array)
 
 
@@ -35,7 +41,7 @@ def to_ort_value_view(array: np.ndarray) -> ort.OrtValue:
     if not array.flags.c_contiguous:
         raise ValueError("to_ort_value_view needs a C-contiguous array")
     if array.dtype == _BF16:
-        value = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), TensorProto.BFLOAT16)
+        value = _bfloat16_value(array)
     else:
         value = ort.OrtValue.ortvalue_from_numpy(array)
     if array.size and value.data_ptr() != array.ctypes.data:

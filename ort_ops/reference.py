@@ -20,7 +20,8 @@ def _op_run(op: OpDef) -> type:
     def _run(self, *inputs, **attributes):
         values = {k: v.decode() if isinstance(v, bytes) else v
                   for k, v in attributes.items() if k in defaults and v is not None}
-        return op.outputs_of(*inputs, **values)
+        results = op.outputs_of(*inputs, **values)
+        return tuple(r for r in results if r is not None)  # (optional outputs the node does not produce)
 
     return type(op.name, (OpRun,), {"op_domain": op.domain, "_run": _run,
                                     "__doc__": f"``{op.domain}::{op.name}`` for onnx.reference.ReferenceEvaluator."})

@@ -82,10 +82,12 @@ def _rule_inference(op: OpDef):
     def infer(ctx) -> None:
         seen: dict[str, tuple[int, str]] = {}
         shapes = []
+        unknown = False  # a given input without a static shape (omitted optional inputs are None)
         for i, t in enumerate(op.inputs):
             given = ctx.get_input_type(i) if i < ctx.get_num_inputs() else None
             if given is None or not given.HasField("tensor_type"):
                 shapes.append(None)
+                unknown |= given is not None or not t.optional
                 continue
             elem = given.tensor_type.elem_type
             key = t.type
@@ -96,9 +98,9 @@ def _rule_inference(op: OpDef):
                         f"{dtypes.name_of_elem(elem)}")
                 seen.setdefault(key, (elem, t.name))
             shapes.append(_static_shape(given.tensor_type))
+            unknown |= shapes[-1] is None
         out_shapes = None
-        present = [s for s, t in zip(shapes, op.inputs) if not t.optional or s is not None]
-        if all(s is not None for s in present) and len(present) == len(op.inputs):
+        if not unknown:
             try:
                 out_shapes = op.output_shapes(shapes, _attribute_values(op, ctx))
             except ValueError as exc:
@@ -113,7 +115,7 @@ def _rule_inference(op: OpDef):
                 out.tensor_type.elem_type = seen[T][0]
             else:
                 out.tensor_type.elem_type = dtypes.onnx_type_of(t.type)
-            if out_shapes is not None:
+            if out_shapes is not None and out_shapes[k] is not None:
                 for d in out_shapes[k]:
                     out.tensor_type.shape.dim.add().dim_value = d
             ctx.set_output_type(k, out)

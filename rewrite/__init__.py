@@ -1,12 +1,15 @@
 """Graph passes over exported ONNX training graphs: fuse the ELU backward into
-``ai.ortops::EluGrad`` and lower EluGrad back to standard ONNX (see issue 3, "rewrite").
+``ai.ortops::EluGrad`` (and, with ``fuse_training``, the softmax cross-entropy and the max-pool
+backward into ``SoftmaxCrossEntropyLossAndGrad`` and ``MaxPoolGrad``) and lower the ops back to
+standard ONNX (see issue 3, "rewrite"; issue 13).
 
 Public API::
 
-    from rewrite import fuse_elu_grad, lower_elu_grad, inspect_elu_grad, validate, RewriteReport
+    from rewrite import fuse_elu_grad, fuse_training, lower_elu_grad, inspect_elu_grad, validate, RewriteReport
 
     report = RewriteReport()
     fused = fuse_elu_grad(model, strict=False, report=report)   # new ModelProto
+    fused = fuse_training(model, report=report)                 # + cross-entropy, max-pool backward
     print(report.summary()); report.to_json()
     lowered = lower_elu_grad(fused)                             # standard ops, bit-exact
     validate(model, fused)                                      # ORT + reference evaluator
@@ -14,14 +17,15 @@ Public API::
 Passes accept a ModelProto or a file path.
 
 Rules live one per module in ``rewrite/rules/`` and are listed once, in order, in
-``rewrite.rules.RULES``. Command line: ``python -m rewrite {fuse,lower,inspect} ...``.
+``rewrite.rules.RULES`` (ELU) and ``rewrite.rules.TRAINING_RULES`` (all). Command line:
+``python -m rewrite {fuse,lower,inspect} ...``.
 """
 
 import ort_ops  # noqa: F401  (registers the ai.ortops schemas for onnx.checker)
-from rewrite.fuse import fuse_elu_grad, has_candidates, inspect_elu_grad
+from rewrite.fuse import fuse_elu_grad, fuse_training, has_candidates, inspect_elu_grad, inspect_training
 from rewrite.lower import lower, lower_elu_grad
 from rewrite.report import RewriteReport, SiteReport
-from rewrite.rules import RULES
+from rewrite.rules import RULES, TRAINING_RULES
 
 
 def validate(original, rewritten, **kwargs):
@@ -34,6 +38,6 @@ def validate(original, rewritten, **kwargs):
 
 
 __all__ = [
-    "RULES", "RewriteReport", "SiteReport", "fuse_elu_grad", "has_candidates",
-    "inspect_elu_grad", "lower", "lower_elu_grad", "validate",
+    "RULES", "RewriteReport", "SiteReport", "TRAINING_RULES", "fuse_elu_grad", "fuse_training", "has_candidates",
+    "inspect_elu_grad", "inspect_training", "lower", "lower_elu_grad", "validate",
 ]

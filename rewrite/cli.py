@@ -1,5 +1,9 @@
-"""Command line: ``ortops-rewrite fuse IN OUT [--strict] [--report R.json] [--validate [--inputs X.npz]]``,
-``ortops-rewrite lower IN OUT``, ``ortops-rewrite inspect IN [--strict]`` (also ``python -m rewrite``).
+"""Command line: ``ortops-rewrite fuse IN OUT [--strict] [--elu-only] [--report R.json] [--validate [--inputs X.npz]]``,
+``ortops-rewrite lower IN OUT``, ``ortops-rewrite inspect IN [--strict] [--elu-only]`` (also ``python -m rewrite``).
+
+``fuse`` applies every rule of :func:`rewrite.fuse_training` (the ELU backward -> EluGrad, the softmax
+cross-entropy -> SoftmaxCrossEntropyLossAndGrad, the max-pool backward -> MaxPoolGrad); ``--elu-only``
+only the ELU rules (:func:`rewrite.fuse_elu_grad`). ``lower`` lowers every ``ai.ortops`` op.
 
 Nothing is written unless it is right: the output is checked (``onnx.checker`` with
 ``full_check``, then loaded in an ONNX Runtime session with the op library) and, with
@@ -19,8 +23,8 @@ import sys
 
 import onnx
 
-from rewrite.fuse import fuse_elu_grad, inspect_elu_grad
-from rewrite.lower import lower_elu_grad
+from rewrite.fuse import fuse_elu_grad, fuse_training, inspect_elu_grad, inspect_training
+from rewrite.lower import lower
 from rewrite.model_io import ModelError, check_output_paths, load, save, write_text
 from rewrite.report import RewriteReport
 
@@ -30,21 +34,24 @@ PROG = "ortops-rewrite"
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    fuse = sub.add_parser("fuse", help="replace ELU backward subgraphs by ai.ortops::EluGrad")
+    fuse = sub.add_parser("fuse", help="replace the ELU backward, softmax cross-entropy and max-pool backward "
+                                       "subgraphs by ai.ortops ops")
     fuse.add_argument("input")
     fuse.add_argument("output")
     fuse.add_argument("--strict", action="store_true", help="fuse only bit-exact sites")
+    fuse.add_argument("--elu-only", action="store_true", help="only the ELU backward (EluGrad)")
     fuse.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     fuse.add_argument("--validate", action="store_true", help="compare outputs numerically before writing")
     fuse.add_argument("--inputs", metavar="FILE.npz",
                       help="values of graph inputs for --validate (others: drawn, see the printed notes)")
-    lower = sub.add_parser("lower", help="replace EluGrad by standard ONNX ops")
+    lower = sub.add_parser("lower", help="replace the ai.ortops ops by standard ONNX ops")
     lower.add_argument("input")
     lower.add_argument("output")
     lower.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     inspect = sub.add_parser("inspect", help="list candidate sites and why each would (not) fuse")
     inspect.add_argument("input")
     inspect.add_argument("--strict", action="store_true")
+    inspect.add_argument("--elu-only", action="store_true", help="only the ELU backward (EluGrad)")
     return p
 
 
@@ -89,15 +96,17 @@ def main(argv=None) -> int:
         model = load(args.input)
         base_dir = os.path.dirname(os.path.abspath(args.input))
         if args.command == "inspect":
-            print(inspect_elu_grad(model, strict=args.strict, base_dir=base_dir).summary())
+            inspect = inspect_elu_grad if args.elu_only else inspect_training
+            print(inspect(model, strict=args.strict, base_dir=base_dir).summary())
             return 0
         outputs = [("output", args.output)] + ([("--report", args.report)] if args.report else [])
         check_output_paths(args.input, model, outputs)
         report_path = getattr(args, "report", None)
         if args.command == "fuse":
-            result = fuse_elu_grad(model, strict=args.strict, report=report, base_dir=base_dir)
+            fuse = fuse_elu_grad if args.elu_only else fuse_training
+            result = fuse(model, strict=args.strict, report=report, base_dir=base_dir)
         else:
-            result = lower_elu_grad(model, report=report)
+            result = lower(model, report=report)
         print(report.summary())
         save(result, args.output, source_dir=base_dir, verify=_checker(args.input, args, report))
     except ValidationFailed as exc:

@@ -1,4 +1,6 @@
-"""``fuse_elu_grad``: replace every ELU backward subgraph by ``ai.ortops::EluGrad``."""
+"""``fuse_elu_grad``: replace every ELU backward subgraph by ``ai.ortops::EluGrad``;
+``fuse_training``: that, and the softmax cross-entropy and max-pool backward subgraphs by
+``ai.ortops::SoftmaxCrossEntropyLossAndGrad`` and ``ai.ortops::MaxPoolGrad``."""
 
 from __future__ import annotations
 
@@ -17,12 +19,10 @@ from rewrite import graph_scopes
 from rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
 from rewrite.graph_view import GraphView, node_label, shortest
 from rewrite.report import RewriteReport, SiteReport
-from rewrite.rules import RULES, Site
-
-_ANCHORS = frozenset(rule.anchor for rule in RULES)
+from rewrite.rules import RULES, TRAINING_RULES, Rule, Site
 
 
-def has_candidates(model: onnx.ModelProto | onnx.GraphProto) -> bool:
+def has_candidates(model: onnx.ModelProto | onnx.GraphProto, rules: tuple[Rule, ...] = RULES) -> bool:
     """Cheap protobuf-only test: could any rule match? (No graphsurgeon graph is built.)
 
     True when, for some rule, the graph (with its subgraphs and the model's functions) holds the
@@ -30,32 +30,34 @@ def has_candidates(model: onnx.ModelProto | onnx.GraphProto) -> bool:
     they look for.
     """
     op_types = graph_scopes.op_types(model)
-    return any(rule.could_match(op_types) for rule in RULES)
+    return any(rule.could_match(op_types) for rule in rules)
 
 
 def _site_report(site: Site, status: str, reason: str | None, layer: str | None, scope: str) -> SiteReport:
     name = lambda t: None if t is None else t.name
     output = site.output if site.output is not None else site.root.outputs[0]
+    fused = reason is None
     return SiteReport(
         rule=site.rule, status=status, nodes=[node_label(n) for n in site.nodes],
-        output=output.name, grads=name(site.grads), activations=name(site.activations),
-        dtype=site.dtype, alpha=shortest(site.alpha) if reason is None else None,
-        exact=site.exact if reason is None else None, notes=list(site.notes), reason=reason,
-        layer=layer, scope=scope,
+        output=", ".join([output.name, *(t.name for t in site.outputs)]) if fused else output.name,
+        grads=name(site.grads), activations=name(site.activations),
+        dtype=site.dtype, alpha=shortest(site.alpha) if fused and site.op == "EluGrad" else None,
+        exact=site.exact if fused else None, notes=list(site.notes), reason=reason,
+        layer=layer, scope=scope, op=site.op, attributes=dict(site.attributes) if fused else {},
     )
 
 
 def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata: NodeMetadata | None = None,
-               scope: str = "main graph") -> list[tuple]:
+               scope: str = "main graph", rules: tuple[Rule, ...] = RULES) -> list[tuple]:
     """Try every rule on its anchor nodes of one scope (rule order = priority); returns the
     accepted sites. A node roots at most one site; sites may read the same nodes."""
-    by_op: dict[str, list[gs.Node]] = {op: [] for op in _ANCHORS}
+    by_op: dict[str, list[gs.Node]] = {rule.anchor: [] for rule in rules}
     for node in view.graph.nodes:
         if node.op in by_op:
             by_op[node.op].append(node)
     claimed: set[int] = set()
     accepted = []
-    for rule in RULES:
+    for rule in rules:
         for node in by_op[rule.anchor]:
             if id(node) in claimed:
                 continue
@@ -69,8 +71,8 @@ def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata: N
                 reason += "; values that could not be read: " + "; ".join(f"{n}: {view.unreadable[n]}" for n in new)
             if reason is None and strict and not site.exact:
                 reason = "strict: not provably unchanged (" + "; ".join(site.notes) + ")"
-            elu = site.caps.get("elu")
-            layer = metadata.layer(elu if elu is not None else site.root) if metadata is not None else None
+            forward = site.caps.get("elu") or site.caps.get("forward")  # the layer's forward node
+            layer = metadata.layer(forward if forward is not None else site.root) if metadata is not None else None
             report.sites.append(_site_report(site, "fused" if reason is None else "rejected", reason, layer, scope))
             if reason is None:
                 claimed.add(id(node))
@@ -89,24 +91,45 @@ def _model_and_dir(model, base_dir):
     return model, base_dir
 
 
-def inspect_elu_grad(model, strict: bool = False, *, base_dir: str | None = None) -> RewriteReport:
+def inspect_elu_grad(model, strict: bool = False, *, base_dir: str | None = None,
+                     rules: tuple[Rule, ...] = RULES) -> RewriteReport:
     """Every candidate site and whether / why it would be fused (nothing is changed)."""
     model, base_dir = _model_and_dir(model, base_dir)
     report = RewriteReport("inspect", strict)
-    if has_candidates(model):
+    if has_candidates(model, rules):
         with _gc_paused():
             graph = import_graph(model)
             metadata = NodeMetadata(model)
             for scope in graph_scopes.scopes(graph, model, base_dir):
-                find_sites(scope.view, strict, report, metadata, scope.label)
+                find_sites(scope.view, strict, report, metadata, scope.label, rules)
         for site in report.sites:
             if site.status == "fused":
                 site.status = "would fuse"
     return report
 
 
-def fuse_elu_grad(
+def inspect_training(model, strict: bool = False, *, base_dir: str | None = None) -> RewriteReport:
+    """:func:`inspect_elu_grad` with every rule of :func:`fuse_training`."""
+    return inspect_elu_grad(model, strict, base_dir=base_dir, rules=TRAINING_RULES)
+
+
+def fuse_training(
     model, strict: bool = False, *, report: RewriteReport | None = None, base_dir: str | None = None
+) -> onnx.ModelProto:
+    """:func:`fuse_elu_grad`, and the other subgraphs of exported training graphs that CANN
+    computes with one op (``rewrite.rules.TRAINING_RULES``): the softmax cross-entropy loss and
+    its gradient (``F.cross_entropy``, reduction mean or sum, any ignore_index) becomes
+    ``ai.ortops::SoftmaxCrossEntropyLossAndGrad``, the max-pool backward (``nn.MaxPool2d``)
+    ``ai.ortops::MaxPoolGrad`` (the forward MaxPool loses its Indices output).
+
+    Neither is bit-identical to what it replaces (the report's notes say where they differ), so
+    ``strict=True`` fuses only the ELU sites that are."""
+    return fuse_elu_grad(model, strict, report=report, base_dir=base_dir, rules=TRAINING_RULES)
+
+
+def fuse_elu_grad(
+    model, strict: bool = False, *, report: RewriteReport | None = None, base_dir: str | None = None,
+    rules: tuple[Rule, ...] = RULES,
 ) -> onnx.ModelProto:
     """A new model with every ELU backward subgraph replaced by ``ai.ortops::EluGrad``.
 
@@ -139,15 +162,16 @@ def fuse_elu_grad(
     report.pass_name, report.strict = "fuse", strict
     timer = PhaseTimer(report.timings)
     with timer("scan"):
-        candidates = has_candidates(model)
+        candidates = has_candidates(model, rules)
     if not candidates:
         return _copy(model)
     with _gc_paused():
-        fused = _fuse_with_gs(model, strict, report, timer, base_dir)
+        fused = _fuse_with_gs(model, strict, report, timer, base_dir, rules)
     return fused if fused is not None else _copy(model)
 
 
-def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir) -> onnx.ModelProto | None:
+def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
+                  rules: tuple[Rule, ...] = RULES) -> onnx.ModelProto | None:
     """The graphsurgeon part of :func:`fuse_elu_grad` (None: nothing accepted).
 
     A function of its own so that the gs graph is unreachable before the collector resumes:
@@ -160,7 +184,7 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir) -
         all_scopes = list(graph_scopes.scopes(graph, model, base_dir))
         accepted = []
         for scope in all_scopes:
-            for rule, site in find_sites(scope.view, strict, report, metadata, scope.label):
+            for rule, site in find_sites(scope.view, strict, report, metadata, scope.label, rules):
                 accepted.append((scope, rule, site))
         unreadable = {n: why for s in all_scopes for n, why in s.view.unreadable.items()}
         report.notes += [f"constant {n}: {why}" for n, why in unreadable.items()]
@@ -169,13 +193,23 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir) -
     with timer("edit"):
         graphs = {id(s.graph): s.graph for s in all_scopes}
         keep_alive = {gid: originally_unused(g, model.graph if g is graph else None) for gid, g in graphs.items()}
+        dropped = {id(n) for _, _, site in accepted for n in site.drops}
+        if dropped:  # unused outputs of pattern nodes that go with the pattern
+            def kept(t):
+                return not (t.inputs and id(t.inputs[0]) in dropped)
+
+            keep_alive = {gid: u._replace(outputs=[t for t in u.outputs if kept(t)]) for gid, u in keep_alive.items()}
         names = NameAllocator(model)
         replaced: dict[int, dict[int, list[gs.Node]]] = {}
-        renamed: dict[str, str] = {}  # output of each EluGrad -> the first output of the node it replaces
+        renamed: dict[str, str] = {}  # output of each fused op -> the first output of the node it replaces
         for scope, rule, site in accepted:
             producer = scope.view.producer(site.output)
             renamed[site.output.name] = site.root.outputs[0].name
-            name = names.new(f"{node_label(site.root)}/EluGrad")
+            name = names.new(f"{node_label(site.root)}/{site.op}")
+            for extra in site.outputs:  # further outputs: their producers are replaced too
+                other = scope.view.producer(extra)
+                if other is not None:
+                    other.outputs.clear()
             producer.outputs.clear()
             replaced.setdefault(id(scope.graph), {})[id(producer)] = rule.replacement(scope.view, site, name)
             if scope.function is not None:
@@ -257,7 +291,9 @@ def splice(graph: gs.Graph, replaced: dict[int, list[gs.Node]]) -> list[gs.Node]
 
 
 def _out_of_order(graph: gs.Graph, new_nodes: list[gs.Node]) -> bool:
-    """Does any inserted node read a tensor produced by a node placed after it?"""
+    """Does any inserted node read a tensor produced by a node placed after it, or produce one
+    read by a node placed before it (a fused op with several outputs sits where its last one
+    was computed)?"""
     if not new_nodes:
         return False
     position = {id(node): i for i, node in enumerate(graph.nodes)}
@@ -268,6 +304,11 @@ def _out_of_order(graph: gs.Graph, new_nodes: list[gs.Node]) -> bool:
         for tensor in node.inputs:
             for producer in tensor.inputs:
                 if position.get(id(producer), -1) > here:
+                    return True
+        for tensor in node.outputs:
+            for consumer in tensor.outputs:
+                at = position.get(id(consumer))
+                if at is not None and at < here:
                     return True
     return False
 

@@ -23,6 +23,8 @@ class SiteReport:
     reason: str | None = None  # why it was not fused
     layer: str | None = None  # the exporter's name of the ELU's layer (PyTorch: its name scopes)
     scope: str = "main graph"  # which graph: main, a subgraph ("If n/then_branch"), a function
+    op: str = "EluGrad"  # the ai.ortops op the site becomes
+    attributes: dict = field(default_factory=dict)  # that op's attributes (other than EluGrad's alpha)
 
     def line(self) -> str:
         where = f" (layer {self.layer})" if self.layer else ""
@@ -30,7 +32,9 @@ class SiteReport:
         what = f"{self.status:10s} {self.rule:18s} -> {self.output}{where}"
         if self.reason:
             return f"{what}: {self.reason}"
-        detail = f" [{self.dtype}, alpha={self.alpha!r}, {'exact' if self.exact else 'not bit-exact'}]"
+        what_op = f"alpha={self.alpha!r}" if self.op == "EluGrad" else \
+            self.op + "".join(f", {k}={v!r}" for k, v in self.attributes.items())
+        detail = f" [{self.dtype}, {what_op}, {'exact' if self.exact else 'not bit-exact'}]"
         return what + detail + "".join(f"\n{'':13s}note: {n}" for n in self.notes)
 
 

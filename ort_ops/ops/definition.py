@@ -78,7 +78,9 @@ class OpDef:
     ``shape``: ``"elementwise"`` (every input has one dtype and one shape, no broadcasting, output
     0 has them), or a function ``(input shapes, attributes) -> output shapes`` that raises
     ``ValueError`` naming the inputs whose shapes do not fit. ``sample_inputs(dtype, attributes,
-    rng)``: inputs the contract tests run the op on (required unless elementwise).
+    rng)``: inputs the contract tests run the op on (required unless elementwise). ``None``
+    stands for an omitted optional input (in shapes and sample inputs) and for an optional output
+    the node does not produce (in output shapes and the reference's results).
 
     ``constraints``: type constraint name -> dtypes; ``dtypes`` are those of ``"T"``, the ones the
     kernels are registered for (one kernel per dtype and EP). ``providers``: the execution
@@ -137,7 +139,9 @@ class OpDef:
                     raise ValueError(f"{self.name}: {self.inputs[0].name} shape {list(first)} differs from "
                                      f"{t.name} shape {list(s)}")
             return [first] * len(self.outputs)
-        return [tuple(s) for s in self.shape([tuple(s) for s in shapes], {**self.defaults(), **attributes})]
+        # None: an omitted optional input, or an output the attributes leave unused
+        given = [None if s is None else tuple(s) for s in shapes]
+        return [None if s is None else tuple(s) for s in self.shape(given, {**self.defaults(), **attributes})]
 
     def outputs_of(self, *inputs, **attributes) -> tuple[np.ndarray, ...]:
         """The reference's results as a tuple, whatever the number of outputs."""

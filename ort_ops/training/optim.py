@@ -2,9 +2,20 @@
 
 Each optimizer builds **one** ONNX graph that updates every parameter (and its state) in a
 single ORT run. Per-parameter graph inputs are ``<name>``, ``grad.<name>`` and one input per
-state slot (``<slot>.<name>``); outputs are ``new.<name>`` and ``new.<slot>.<name>``. A few
-float32 scalars that depend on the step count (see :meth:`Optimizer.step_scalars`) are inputs
-too, computed in Python double precision exactly where PyTorch computes them in Python.
+state slot (``<slot>.<name>``); outputs are ``new.<name>`` and ``new.<slot>.<name>``. The graph
+comes in two forms:
+
+- **fused** (the default for float32 parameters): one ``ai.ortops::SGDUpdate`` /
+  ``ai.ortops::AdamUpdate`` node per parameter, and the step-dependent scalars as optimizer state
+  ``<kind>.scalars`` (input; ``new.<kind>.scalars`` output) that one or two standard ONNX nodes
+  advance every step (:meth:`Optimizer.scalar_state` gives its value after any number of
+  steps): nothing comes from the host per step, and on CANN the update is CANN's own fused op.
+- **unfused** (float64 parameters, or ``fused=False``): ~8 elementwise ONNX ops per parameter,
+  and a few scalars that depend on the step count (:meth:`Optimizer.step_scalars`) as inputs
+  fed every step, computed in Python double precision exactly where PyTorch computes them.
+
+The fused ops compute what the unfused graph computes, bit for bit on the CPU EP (their kernels
+follow its operation order; ``docs/ops/SGDUpdate.md``, ``docs/ops/AdamUpdate.md``).
 
 The formulas follow PyTorch's single-tensor (CPU) implementations, operation for operation:
 
@@ -26,7 +37,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from ort_ops.domain import IR_VERSION, ONNX_OPSET
+from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
+from ort_ops.ops.adam_update import attribute_double
 from ort_ops.training.interface import grad_name
 
 _NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
@@ -37,14 +49,45 @@ class Optimizer:
 
     kind: str = ""
     slots: tuple[str, ...] = ()
-    scalar_names: tuple[str, ...] = ()
+    scalar_names: tuple[str, ...] = ()  # the unfused graph's per-step inputs
+    fused_op: str = ""  # the ai.ortops op of the fused graph
 
     def config(self) -> dict:
         """``{"kind": ..., **hyperparameters}`` (stored in checkpoints)."""
         return {"kind": self.kind, **asdict(self)}
 
     def step_scalars(self, step: int) -> dict[str, float]:
-        """The scalar inputs for update number ``step`` (1-based)."""
+        """The unfused graph's scalar inputs for update number ``step`` (1-based)."""
+        raise NotImplementedError
+
+    @property
+    def scalars_name(self) -> str:
+        """The fused graph's scalar state: input ``<kind>.scalars``, output ``new.<kind>.scalars``."""
+        return f"{self.kind}.scalars"
+
+    def scalar_state(self, steps: int) -> np.ndarray:
+        """The fused graph's scalar state after ``steps`` updates (the input of update ``steps + 1``),
+        exactly the value the graph's own scalar-update nodes reach: a function of the step count
+        and ``lr`` only, so checkpoints need not store it."""
+        raise NotImplementedError
+
+    @staticmethod
+    def fuses(dtype) -> bool:
+        """Whether the default graph for parameters of ``dtype`` is the fused one (float32)."""
+        return np.dtype(dtype) == np.float32
+
+    @staticmethod
+    def check_lr(lr) -> float:
+        """``lr`` as a float; ``ValueError`` unless it is a finite number >= 0."""
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(lr) or lr < 0:
+            raise ValueError(f"the learning rate must be a finite number >= 0, got {lr!r}")
+        return float(lr)
+
+    def _fused_attributes(self) -> dict:
+        raise NotImplementedError
+
+    def _scalar_update(self, nodes: list, inits: list, scalars: str, out: str) -> None:
         raise NotImplementedError
 
     @staticmethod
@@ -57,11 +100,19 @@ class Optimizer:
                 const) -> tuple[str, dict[str, str]]:
         raise NotImplementedError
 
-    def build_graph(self, shapes: Mapping[str, tuple[int, ...]], dtype=np.float32) -> onnx.ModelProto:
-        """The update graph for parameters ``name -> shape`` (all of ``dtype``)."""
+    def build_graph(self, shapes: Mapping[str, tuple[int, ...]], dtype=np.float32, *,
+                    fused: bool | None = None) -> onnx.ModelProto:
+        """The update graph for parameters ``name -> shape`` (all of ``dtype``): fused (``None``:
+        for float32, see :meth:`fuses`) or unfused (see the module docstring)."""
         dtype = np.dtype(dtype)
         if dtype not in _NP_TO_ONNX:
             raise ValueError(f"optimizer parameters must be float32 or float64, got {dtype}")
+        if fused is None:
+            fused = self.fuses(dtype)
+        if fused:
+            if dtype != np.float32:
+                raise ValueError(f"the fused {self.fused_op} update is for float32 parameters, got {dtype}")
+            return self._build_fused(shapes)
         elem = _NP_TO_ONNX[dtype]
         nodes, inputs, outputs, inits = [], [], [], []
         consts: dict[str, str] = {}
@@ -95,6 +146,38 @@ class Optimizer:
         onnx.checker.check_model(model, full_check=True)
         return model
 
+    def _build_fused(self, shapes: Mapping[str, tuple[int, ...]]) -> onnx.ModelProto:
+        """One fused op node per parameter, and the scalar state's update."""
+        import ort_ops  # noqa: F401  (registers the ai.ortops schemas the checker needs)
+
+        f32 = TensorProto.FLOAT
+        scalars = self.scalars_name
+        state = self.scalar_state(0)
+        elem = _NP_TO_ONNX[state.dtype]
+        nodes, inits = [], []
+        inputs = [helper.make_tensor_value_info(scalars, elem, list(state.shape))]
+        outputs = [helper.make_tensor_value_info("new." + scalars, elem, list(state.shape))]
+        for name, shape in shapes.items():
+            shape = list(shape)
+            slots = [f"{slot}.{name}" for slot in self.slots]
+            for v in (name, grad_name(name), *slots):
+                inputs.append(helper.make_tensor_value_info(v, f32, shape))
+            new = ["new." + name, *("new." + v for v in slots)]
+            outputs.extend(helper.make_tensor_value_info(v, f32, shape) for v in new)
+            ins = [name, grad_name(name), *slots, scalars]
+            if self.fused_op == "SGDUpdate" and not slots:  # no momentum: no buffer
+                ins = [name, grad_name(name), "", scalars]
+            nodes.append(helper.make_node(self.fused_op, ins, new, name=f"{self.fused_op}/{name}", domain=DOMAIN,
+                                          **self._fused_attributes()))
+        self._scalar_update(nodes, inits, scalars, "new." + scalars)
+        graph = helper.make_graph(nodes, f"{self.kind}_fused_update", inputs, outputs, inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET),
+                                                        helper.make_opsetid(DOMAIN, OPSET_VERSION)],
+                                  producer_name="ort_ops.training.optim")
+        model.ir_version = IR_VERSION
+        onnx.checker.check_model(model, full_check=True)
+        return model
+
 
 def _op(nodes: list, op: str, a: str, b: str | None, out: str) -> str:
     nodes.append(helper.make_node(op, [a] if b is None else [a, b], [out]))
@@ -112,7 +195,8 @@ class SGD(Optimizer):
     nesterov: bool = False
 
     kind = "sgd"
-    scalar_names = ("sgd.mom", "sgd.gscale")
+    scalar_names = ("sgd.neg_lr", "sgd.mom", "sgd.gscale")
+    fused_op = "SGDUpdate"
 
     def __post_init__(self):
         for field_name in ("lr", "momentum", "weight_decay"):
@@ -126,8 +210,29 @@ class SGD(Optimizer):
     def step_scalars(self, step: int) -> dict[str, float]:
         # First step: buf = g exactly (0 * zeros + 1 * g); then buf = momentum*buf + (1-damp)*g.
         if self._check_step(step) == 1:
-            return {"sgd.mom": 0.0, "sgd.gscale": 1.0}
-        return {"sgd.mom": self.momentum, "sgd.gscale": 1.0 - self.dampening}
+            return {"sgd.neg_lr": -self.lr, "sgd.mom": 0.0, "sgd.gscale": 1.0}
+        return {"sgd.neg_lr": -self.lr, "sgd.mom": self.momentum, "sgd.gscale": 1.0 - self.dampening}
+
+    def scalar_state(self, steps: int) -> np.ndarray:
+        """``[lr, 0, 1]`` before the first update, ``[lr, momentum, 1 - dampening]`` after (float32)."""
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        first = steps == 0
+        return np.array([self.lr, 0.0 if first else self.momentum, 1.0 if first else 1.0 - self.dampening],
+                        np.float32)
+
+    def _fused_attributes(self) -> dict:
+        return {"momentum": float(self.momentum), "dampening": float(self.dampening),
+                "weight_decay": float(self.weight_decay), "nesterov": int(self.nesterov)}
+
+    def _scalar_update(self, nodes, inits, scalars, out):
+        # [lr, m, s] * [1, 0, 0] + [0, momentum, 1 - dampening]: lr kept, the rest what every
+        # step after the first uses (exact: x * 1 = x, x * 0 + c = c for the finite x here)
+        keep = helper.make_tensor("sgd.scalars_keep", TensorProto.FLOAT, [3], [1.0, 0.0, 0.0])
+        later = helper.make_tensor("sgd.scalars_later", TensorProto.FLOAT, [3],
+                                   np.array([0.0, self.momentum, 1.0 - self.dampening], np.float32).tolist())
+        inits.extend([keep, later])
+        _op(nodes, "Add", _op(nodes, "Mul", scalars, keep.name, "sgd.scalars_kept"), later.name, out)
 
     def _update(self, nodes, name, p, g, state, const):
         t = lambda tag: f"{tag}.{name}"
@@ -143,7 +248,7 @@ class SGD(Optimizer):
                 g = _op(nodes, "Add", g, _op(nodes, "Mul", buf, const("momentum", self.momentum), t("nb")), t("g_n"))
             else:
                 g = buf
-        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", g, const("neg_lr", -self.lr), t("step")), t("p_new"))
+        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", g, "sgd.neg_lr", t("step")), t("p_new"))
         return new_p, new_state
 
 
@@ -159,6 +264,7 @@ class Adam(Optimizer):
     kind = "adam"
     slots = ("exp_avg", "exp_avg_sq")
     scalar_names = ("adam.neg_step_size", "adam.bc2_sqrt")
+    fused_op = "AdamUpdate"
 
     def __post_init__(self):
         self.betas = tuple(float(b) for b in self.betas)
@@ -175,6 +281,31 @@ class Adam(Optimizer):
         bias_correction2 = 1 - beta2**step
         return {"adam.neg_step_size": -(self.lr / bias_correction1),
                 "adam.bc2_sqrt": math.sqrt(bias_correction2)}
+
+    def _betas(self) -> tuple[float, float]:
+        # the doubles the AdamUpdate kernels read from the (float32) beta attributes
+        return attribute_double(self.betas[0]), attribute_double(self.betas[1])
+
+    def scalar_state(self, steps: int) -> np.ndarray:
+        """``[lr, beta1**steps, beta2**steps]`` (float64), the powers as the graph's float64 ``Mul``
+        forms them: ``steps`` multiplications by beta, starting from 1 (not ``pow``)."""
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        (b1, b2), p1, p2 = self._betas(), 1.0, 1.0
+        for _ in range(int(steps)):
+            p1, p2 = p1 * b1, p2 * b2
+        return np.array([self.lr, p1, p2], np.float64)
+
+    def _fused_attributes(self) -> dict:
+        return {"beta1": float(self.betas[0]), "beta2": float(self.betas[1]), "eps": float(self.eps),
+                "weight_decay": float(self.weight_decay)}
+
+    def _scalar_update(self, nodes, inits, scalars, out):
+        # [lr, beta1^(t-1), beta2^(t-1)] * [1, beta1, beta2] in float64: the kernel's own beta^t
+        b1, b2 = self._betas()
+        factors = helper.make_tensor("adam.scalars_factors", TensorProto.DOUBLE, [3], [1.0, b1, b2])
+        inits.append(factors)
+        _op(nodes, "Mul", scalars, factors.name, out)
 
     def _update(self, nodes, name, p, g, state, const):
         t = lambda tag: f"{tag}.{name}"

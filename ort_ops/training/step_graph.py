@@ -18,11 +18,15 @@ from collections.abc import Iterable
 
 import onnx
 
+from ort_ops.domain import DOMAIN
+
 UPDATE_PREFIX = "update/"
 
-# The update graphs (ort_ops.training.optim) use only these ops, whose float semantics have not
-# changed since opset 7; the merged graph keeps the training graph's opset.
-_UPDATE_OPS = {"Add", "Sub", "Mul", "Div", "Sqrt", "Identity"}
+# The update graphs (ort_ops.training.optim) use only these ops: standard ones whose float
+# semantics have not changed since opset 7 (the merged graph keeps the training graph's opset),
+# and the library's fused optimizer ops (the merged graph imports the library's opset).
+_UPDATE_OPS = {("", "Add"), ("", "Sub"), ("", "Mul"), ("", "Div"), ("", "Sqrt"), ("", "Identity"),
+               (DOMAIN, "SGDUpdate"), (DOMAIN, "AdamUpdate")}
 _MIN_OPSET = 7
 
 
@@ -44,10 +48,17 @@ def build_step_graph(training: onnx.ModelProto, update: onnx.ModelProto,
     opset = _default_opset(training)
     if opset is None or opset < _MIN_OPSET:
         raise ValueError(f"training graph imports ONNX opset {opset}; the optimizer update needs >= {_MIN_OPSET}")
-    odd = sorted({n.op_type for n in update.graph.node if n.domain not in ("", "ai.onnx")
-                  or n.op_type not in _UPDATE_OPS})
+    odd = sorted({f"{n.domain}::{n.op_type}" if n.domain else n.op_type for n in update.graph.node
+                  if ("" if n.domain == "ai.onnx" else n.domain, n.op_type) not in _UPDATE_OPS})
     if odd:
         raise ValueError(f"update graph uses ops {odd} that the step graph does not know to be opset-stable")
+    imports = {o.domain: o.version for o in training.opset_import}
+    for o in update.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            continue
+        if o.domain in imports and imports[o.domain] != o.version:
+            raise ValueError(f"the training graph imports {o.domain} version {imports[o.domain]}, the update graph "
+                             f"version {o.version}")
 
     params = set(params)
     tg, ug = training.graph, update.graph
@@ -83,6 +94,9 @@ def build_step_graph(training: onnx.ModelProto, update: onnx.ModelProto,
 
     merged = onnx.ModelProto()
     merged.CopyFrom(training)
+    for o in update.opset_import:
+        if o.domain not in ("", "ai.onnx") and o.domain not in imports:
+            merged.opset_import.add().CopyFrom(o)
     g = merged.graph
     for i in u_inputs:
         if i.name not in params and i.name not in grads:

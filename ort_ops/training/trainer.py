@@ -14,10 +14,12 @@ parameters before anything runs (:func:`check_training_graph`, raising ``ValueEr
 
 Each step is one ORT run with IOBinding of the step graph (:mod:`ort_ops.training.step_graph`): the
 training graph followed by the optimizer's update graph (:mod:`ort_ops.training.optim`, one graph
-for all parameters). Parameters and optimizer state are bound as inputs, gradients to
-preallocated outputs, and the new parameters and state to a second set of preallocated values;
-the two sets swap every step. Only the batch goes in and the scalar loss comes out. With
-``device="cann"`` these values live on the NPU.
+for all parameters; for float32 parameters the fused one, one ``ai.ortops::SGDUpdate`` /
+``AdamUpdate`` per parameter). Parameters and optimizer state (the fused graph's per-step scalars
+included) are bound as inputs, gradients to preallocated outputs, and the new parameters and
+state to a second set of preallocated values; the two sets swap every step. Only the batch goes
+in and the scalar loss comes out. With ``device="cann"`` these values live on the NPU.
+``set_learning_rate`` changes the learning rate from the next step on.
 
 Sessions come from ``session_factory(model) -> InferenceSession`` (default: the op library
 registered, ``providers`` or the CPU EP); plug in ``cann_ep.session`` for the CANN EP.
@@ -38,6 +40,7 @@ calls async copies with memory not from ``aclrtMallocHost`` unpredictable on tra
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -166,7 +169,9 @@ class Trainer:
     where parameters, gradients and optimizer state live (``"cpu"``, ``"cann"``, ...).
     ``progress``: ``None`` shows a bar only when stderr is a terminal. ``on_nonfinite``: what a
     step whose loss is NaN/inf does: ``"raise"`` :class:`NonFiniteLossError` or ``"skip"`` it
-    (counted in ``skipped_steps``); either way its update is discarded.
+    (counted in ``skipped_steps``); either way its update is discarded. ``fused_update``: the
+    optimizer's fused update graph (``None``: for float32 parameters) or the unfused one (e.g. on a
+    SoC without CANN's ApplyMomentum / ApplyAdamW).
     """
 
     def __init__(
@@ -181,6 +186,7 @@ class Trainer:
         device_id: int = 0,
         progress: bool | None = None,
         on_nonfinite: str = "raise",
+        fused_update: bool | None = None,
     ):
         if not isinstance(graph, onnx.ModelProto):
             graph = onnx.load(os.fspath(graph))
@@ -204,12 +210,15 @@ class Trainer:
         self.names = list(params)
         self.shapes = {n: a.shape for n, a in params.items()}
         self.dtype = next(iter(params.values())).dtype
-        self.optimizer = optimizer
+        # a copy: set_learning_rate changes the trainer's, not the caller's
+        self.optimizer = copy.deepcopy(optimizer)
         self.device, self.device_id = device, device_id
         self.progress = progress
         self.step_count = 0
         factory = session_factory or cpu_session_factory(providers)
-        self.update_graph = optimizer.build_graph(self.shapes, self.dtype)
+        # fused (float32): the per-step scalars are state the graph updates itself
+        self.fused = optimizer.fuses(self.dtype) if fused_update is None else bool(fused_update)
+        self.update_graph = optimizer.build_graph(self.shapes, self.dtype, fused=self.fused)
         self.step_graph = build_step_graph(graph, self.update_graph, self.names)
         self.session = factory(self.step_graph)
         self._grads = {n: self._alloc(self.shapes[n]) for n in self.names}
@@ -217,26 +226,37 @@ class Trainer:
         self._loss = ort.OrtValue.ortvalue_from_shape_and_type(list(loss_shape), self.dtype)
         state = {f"{slot}.{n}": np.zeros(self.shapes[n], self.dtype)
                  for slot in optimizer.slots for n in self.names}
-        self._sets, self._bindings = self._make_values(params, state)
         self._state_keys = list(state)
+        self._scalar_keys = [self.optimizer.scalars_name] if self.fused else []
+        self._sets, self._bindings = self._make_values(params, state, self._scalar_state(0))
 
     # -- values and bindings -------------------------------------------------------------
-    def _alloc(self, shape) -> ort.OrtValue:
+    def _alloc(self, shape, dtype=None) -> ort.OrtValue:
+        dtype = self.dtype if dtype is None else dtype
         if self.device == "cpu":
-            return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), self.dtype)
+            return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype)
         # (onnxruntime-cann cannot allocate device values from a shape: copy zeros over)
-        return self._put(np.zeros(shape, self.dtype))
+        return self._put(np.zeros(shape, dtype))
 
     def _put(self, array: np.ndarray) -> ort.OrtValue:
         # A fresh copy: a CPU OrtValue wraps the array's memory, which the updates overwrite.
-        array = np.array(array, dtype=self.dtype, order="C", copy=True)
+        array = np.array(array, dtype=array.dtype if isinstance(array, np.ndarray) else self.dtype,
+                         order="C", copy=True)
         return ort.OrtValue.ortvalue_from_numpy(array, self.device, self.device_id)
 
-    def _make_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray]):
+    def _scalar_state(self, steps: int) -> dict[str, np.ndarray]:
+        """The fused graph's scalar state after ``steps`` updates ({} for the unfused graph)."""
+        return {k: self.optimizer.scalar_state(steps) for k in self._scalar_keys}
+
+    def _make_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray],
+                     scalars: Mapping[str, np.ndarray]):
         """Both value sets and their bindings from NumPy arrays (set 0 holds the values)."""
-        keys = self.names + list(state)
-        cur = {**{n: self._put(params[n]) for n in self.names}, **{k: self._put(v) for k, v in state.items()}}
-        nxt = {k: self._alloc(self.shapes[k.split(".", 1)[1] if k not in self.names else k]) for k in keys}
+        params = {n: np.asarray(params[n], dtype=self.dtype) for n in self.names}
+        state = {k: np.asarray(v, dtype=self.dtype) for k, v in state.items()}
+        values = {**params, **state, **scalars}
+        keys = list(values)
+        cur = {k: self._put(v) for k, v in values.items()}
+        nxt = {k: self._alloc(v.shape, v.dtype) for k, v in values.items()}
         sets = [cur, nxt]
         bindings = []
         for parity in (0, 1):
@@ -286,13 +306,14 @@ class Trainer:
         # Inputs are re-bound every step: when a value's device differs from where the session
         # consumes it, IOBinding copies it at bind time (a snapshot, not a reference).
         src = self._sets[parity]
-        for k in self.names + self._state_keys:
+        for k in self.names + self._state_keys + self._scalar_keys:
             b.bind_ortvalue_input(k, src[k])
         for n, a in feeds.items():
             b.bind_cpu_input(n, a)
-        # bind_cpu_input wraps the arrays' memory: keep them alive until the run is done.
-        scalars = {n: np.array(v, dtype=self.dtype)
-                   for n, v in self.optimizer.step_scalars(self.step_count + 1).items()}
+        # bind_cpu_input wraps the arrays' memory: keep them alive until the run is done. (The
+        # fused graph has no such inputs: its scalars are state, advanced by the graph itself.)
+        scalars = {} if self.fused else {n: np.array(v, dtype=self.dtype)
+                                         for n, v in self.optimizer.step_scalars(self.step_count + 1).items()}
         for n, a in scalars.items():
             b.bind_cpu_input(n, a)
         b.synchronize_inputs()  # syncs the EPs of the inputs' consumers (a no-op for CANN, see above)
@@ -300,7 +321,8 @@ class Trainer:
         b.synchronize_outputs()
         loss = float(self._loss.numpy().reshape(()))
         if not math.isfinite(loss):
-            # The update went to the other value set; not advancing keeps the current one.
+            # The update went to the other value set (the scalar state's too); not advancing keeps
+            # the current one.
             if self.on_nonfinite == "raise":
                 raise NonFiniteLossError(self.step_count + 1, loss)
             self.skipped_steps += 1
@@ -333,6 +355,22 @@ class Trainer:
                 bar.update(1)
                 bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
         return losses
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Use learning rate ``lr`` from the next step on (a finite number >= 0; ``ValueError``
+        otherwise, and nothing changes). Fused update: one copy of the scalar state (to the
+        device, with ``device="cann"``) now, none per step. Checkpoints store it."""
+        lr = self.optimizer.check_lr(lr)
+        changed = copy.deepcopy(self.optimizer)
+        changed.lr = lr
+        parity = self.step_count % 2
+        # A new value in place of the current one (onnxruntime-cann cannot write into a device
+        # OrtValue): it is the next step's input, and the other binding's output target.
+        fresh = {k: self._put(changed.scalar_state(self.step_count)) for k in self._scalar_keys}
+        for k, value in fresh.items():
+            self._sets[parity][k] = value
+            self._bindings[1 - parity].bind_ortvalue_output("new." + k, value)
+        self.optimizer = changed
 
     # -- inspection and checkpoints ------------------------------------------------------
     def _current(self) -> dict[str, ort.OrtValue]:
@@ -377,7 +415,10 @@ class Trainer:
 
         All or nothing: names, shapes, dtypes and finiteness of every parameter and state value
         are checked first; on any problem :class:`CheckpointError` (a ``ValueError``) names the
-        file and what is wrong, and the trainer is left as it was.
+        file and what is wrong, and the trainer is left as it was. The learning rate is the
+        checkpoint's (it may have been changed by :meth:`set_learning_rate`); the other
+        hyperparameters must equal the trainer's. The fused update's scalar state is recomputed
+        from the step count and the learning rate.
         """
         path = os.fspath(path)
         meta, params, state = load_checkpoint_arrays(path)
@@ -385,8 +426,14 @@ class Trainer:
         def bad(what: str) -> CheckpointError:
             return CheckpointError(f"{path}: {what}")
 
-        if meta["optimizer"] != json.loads(json.dumps(self.optimizer.config())):
-            raise bad(f"optimizer {meta['optimizer']} differs from the trainer's {self.optimizer.config()}")
+        mine = json.loads(json.dumps(self.optimizer.config()))
+        theirs = meta["optimizer"]
+        if {**theirs, "lr": None} != {**mine, "lr": None}:
+            raise bad(f"optimizer {theirs} differs from the trainer's {self.optimizer.config()}")
+        try:
+            lr = self.optimizer.check_lr(theirs.get("lr"))
+        except ValueError as exc:
+            raise bad(f"optimizer learning rate: {exc}") from None
         if sorted(params) != sorted(self.names):
             raise bad(f"parameters {sorted(params)} differ from the trainer's {sorted(self.names)}")
         if sorted(state) != sorted(self._state_keys):
@@ -399,11 +446,15 @@ class Trainer:
                 if not np.isfinite(a).all():
                     raise bad(f"{kind} {key!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
         step = meta["step"]
-        sets, bindings = self._make_values(params, state)  # may fail: nothing is replaced yet
+        loaded = copy.deepcopy(self.optimizer)
+        loaded.lr = lr
+        scalars = {k: loaded.scalar_state(step) for k in self._scalar_keys}
+        sets, bindings = self._make_values(params, state, scalars)  # may fail: nothing is replaced yet
         if step % 2:
             sets.reverse()
             bindings.reverse()
         self._sets, self._bindings, self.step_count = sets, bindings, step
+        self.optimizer = loaded
 
 
 def _read_npz(z, bad) -> tuple[dict, dict]:

@@ -1,11 +1,25 @@
-"""The ELU-backward fusion rules, in the order they are tried (the only list of them).
+"""The fusion rules, in the order they are tried (the only lists of them).
+
+``RULES``: the ELU backward -> ``EluGrad`` rules (:func:`rewrite.fuse_elu_grad`).
+``TRAINING_RULES``: those, then the subgraph rules -> ``SoftmaxCrossEntropyLossAndGrad`` and
+``MaxPoolGrad`` (:func:`rewrite.fuse_training`). The subgraph rules anchor on other ops (Sub,
+ScatterElements) than the ELU rules (Where, Mul, EluGrad), so their order among each other only
+matters for reports.
 
 A node is the root of at most one site: the first rule whose pattern and check accept it wins.
 Sites may share the nodes they read (two ELUs of one tensor share one comparison and one Exp):
-each EluGrad only replaces its root's output, and the nodes nothing reads any more are removed.
+each fused op only replaces its site's outputs, and the nodes nothing reads any more are removed.
 """
 
-from rewrite.rules import foreign_elu_grad, min_add_mul, mul_where_factor, where_input_exp, where_output_add
+from rewrite.rules import (
+    foreign_elu_grad,
+    max_pool_backward,
+    min_add_mul,
+    mul_where_factor,
+    softmax_cross_entropy,
+    where_input_exp,
+    where_output_add,
+)
 from rewrite.rules.base import Rule, Site
 
 RULES: tuple[Rule, ...] = (
@@ -16,4 +30,9 @@ RULES: tuple[Rule, ...] = (
     min_add_mul.RULE,
 )
 
-__all__ = ["RULES", "Rule", "Site"]
+TRAINING_RULES: tuple[Rule, ...] = RULES + (
+    softmax_cross_entropy.RULE,
+    max_pool_backward.RULE,
+)
+
+__all__ = ["RULES", "Rule", "Site", "TRAINING_RULES"]

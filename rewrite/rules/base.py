@@ -60,6 +60,12 @@ class Site:
     layer: str | None = None  # the exporter's name of the ELU's layer, when it wrote one
     broadcast: tuple | None = None  # grads/activations need Expand to this shape (or "dynamic")
     caps: dict = field(default_factory=dict)  # rule-private captures
+    op: str = "EluGrad"  # the ai.ortops op the site becomes
+    # further tensors the op produces (their producers are replaced too), e.g. a loss with its gradient
+    outputs: list = field(default_factory=list)
+    # nodes of the pattern whose outputs nothing read before the rewrite: they may go with the pattern
+    drops: list = field(default_factory=list)
+    attributes: dict = field(default_factory=dict)  # the op's attributes, for the report
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def op_dtype_cases():
 
 def inputs_for(op, dtype, shape, seed=0, attrs=None):
     """Inputs to run ``op`` on: an elementwise op's of ``shape``, uniform in [-3, 3) with every
-    special value; other ops' from their ``sample_inputs``."""
+    special value; other ops' from their ``sample_inputs`` (None: an omitted optional input)."""
     rng = np.random.default_rng(seed)
     if not op.elementwise:
         return op.sample_inputs(dtype, {**op.defaults(), **(attrs or {})}, rng)
@@ -65,13 +65,23 @@ def assert_matches(got, want, op, dtype, what=""):
     assert closeness.ok, f"{what}: {closeness.message}"
 
 
+def feeds_of(op, arrays) -> dict:
+    """Input name -> array, without the omitted optional inputs (None)."""
+    return {t.name: a for t, a in zip(op.inputs, arrays) if a is not None}
+
+
+def produced(op, results) -> list:
+    """(output, reference result) for the outputs the reference produces (None: not produced)."""
+    return [(t, r) for t, r in zip(op.outputs, results) if r is not None]
+
+
 def assert_bit_exact(session, op, dtype, attrs, shape=(7, 33)):
     """Every output of the session equals the reference (bit for bit where the op is exact)."""
-    feeds = dict(zip((t.name for t in op.inputs), inputs_for(op, dtype, shape, attrs=attrs)))
-    got = ort_io.run(session, feeds)
-    want = op.outputs_of(*feeds.values(), **attrs)
+    arrays = inputs_for(op, dtype, shape, attrs=attrs)
+    got = ort_io.run(session, feeds_of(op, arrays))
+    want = produced(op, op.outputs_of(*arrays, **attrs))
     assert len(got) == len(want)
-    for t, g, w in zip(op.outputs, got, want):
+    for (t, w), g in zip(want, got):
         assert_matches(g, w, op, dtype, f"{op.name} output {t.name}")
 
 
@@ -110,7 +120,7 @@ def assert_schema_inference(op, dtype):
         samples = op.sample_inputs(dtype, op.defaults(), np.random.default_rng(0))
         wants = op.outputs_of(*samples)
         outs = {vi.name: vi for vi in (*inferred.graph.output, *inferred.graph.value_info)}
-        for t, want in zip(op.outputs, wants):
+        for t, want in produced(op, wants):
             out = outs[t.name].type.tensor_type
             assert out.elem_type == dtypes.elem_of_numpy(want.dtype), (t.name, out.elem_type)
             assert [d.dim_value for d in out.shape.dim] == list(want.shape), (t.name, out.shape)
@@ -133,7 +143,9 @@ def assert_schema_inference(op, dtype):
 
 def assert_reference_evaluator(op, dtype, attrs):
     model = make_op_model(op, dtype, (5, 6), **attrs)
-    feeds = dict(zip((t.name for t in op.inputs), inputs_for(op, dtype, (5, 6), seed=3, attrs=attrs)))
-    got = onnx.reference.ReferenceEvaluator(model, new_ops=list(REFERENCE_OPS)).run(None, feeds)
-    for y, want in zip(got, op.outputs_of(*feeds.values(), **attrs)):
-        np.testing.assert_array_equal(bits(np.asarray(y)), bits(want))
+    arrays = inputs_for(op, dtype, (5, 6), seed=3, attrs=attrs)
+    got = onnx.reference.ReferenceEvaluator(model, new_ops=list(REFERENCE_OPS)).run(None, feeds_of(op, arrays))
+    want = produced(op, op.outputs_of(*arrays, **attrs))
+    assert len(got) == len(want)
+    for y, (_, w) in zip(got, want):
+        np.testing.assert_array_equal(bits(np.asarray(y)), bits(w))

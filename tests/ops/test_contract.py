@@ -17,8 +17,10 @@ from contract import (
     assert_shape_mismatch_names_both,
     cases,
     elementwise_only,
+    feeds_of,
     inputs_for,
     op_dtype_cases,
+    produced,
 )
 from op_helpers import make_session
 from ort_ops import dtypes, ort_io
@@ -72,10 +74,10 @@ def test_lowering_is_exact(op, dtype):
         arrays = [rng.uniform(-3, 3, (7, 33)).astype(np.float32).astype(dtypes.numpy_dtype(dtype)) for _ in op.inputs]
     else:
         arrays = inputs_for(op, dtype, None, seed=9)
-    feeds = dict(zip((t.name for t in op.inputs), arrays))
+    feeds = feeds_of(op, arrays)
     want = ort_io.run(make_session(model), feeds)
     got = ort_io.run(session(lowered), feeds)
-    for t, g, w in zip(op.outputs, got, want):
+    for (t, _), g, w in zip(produced(op, op.outputs_of(*arrays)), got, want):
         assert_matches(g, w, op, dtype, f"lowered {op.name} output {t.name}")
 
 

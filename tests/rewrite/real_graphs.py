@@ -4,10 +4,10 @@ Every setup is a function returning ``(module, inputs, loss_fn, targets)`` (dete
 each seeds its own weights and data), registered in :data:`SETUPS` with a :class:`Setup`
 record (dtype for tolerances, whether fusion is required, whether the graph is random...).
 The architectures are ones the project's zoo does not use: sequence models on ``[B, T, C]``,
-residual LayerNorm + Dropout blocks, Conv1d, conv nets with average pooling, shared-input
-ELU heads, attention-style ``elu + 1`` feature maps, several alphas on one tensor, fp32 ELU
-inside fp16 models, frozen layers, mixed precision, bfloat16, batch size 1, and the negative
-controls SELU / CELU.
+residual LayerNorm + Dropout blocks, Conv1d, conv nets with average pooling and with
+overlapping/padded max pooling, shared-input ELU heads, attention-style ``elu + 1`` feature maps,
+several alphas on one tensor, fp32 ELU inside fp16 models, frozen layers, mixed precision,
+bfloat16, batch size 1, cross-entropy summed or label-smoothed, and the negative controls SELU / CELU.
 
 :func:`expected_elu_backward` derives how many ``ai.ortops::EluGrad`` nodes the fused graph
 should contain *independently of the rewrite*: it runs the setup in eager PyTorch and records,
@@ -15,7 +15,8 @@ with a :class:`~torch.utils._python_dispatch.TorchDispatchMode`, every
 ``aten.elu_backward.default`` that ``loss.backward()`` executes -- with its ``alpha``
 (``negcoef``), ``scale``, ``input_scale`` and ``is_result``. SELU and CELU dispatch to the
 same kernel with ``scale`` / ``input_scale`` != 1; only calls with
-``scale == input_scale == 1`` are ELU's gradient (:func:`fusable`).
+``scale == input_scale == 1`` are ELU's gradient (:func:`fusable`). :func:`expected_fusions`
+does the same for the cross-entropy and max-pool backwards ``rewrite.fuse_training`` fuses.
 """
 
 from __future__ import annotations
@@ -445,6 +446,49 @@ def celu_one():
     return module, (_randn(161, B, C),), F.cross_entropy, (_classes(162, B, K),)
 
 
+# --- 14: max pooling and cross-entropy variants ----------------------------------------------
+
+
+class ConvMaxPool(nn.Module):
+    """Conv2d + ELU + ``nn.MaxPool2d(3, stride=2, padding=1)`` (overlapping, padded windows), then
+    Conv2d + ELU + ``nn.MaxPool2d(2)``, flatten, linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 4, 3, padding=1)
+        self.pool1 = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.pool2 = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4 * 2 * 2, K)
+
+    def forward(self, x):
+        h = self.pool1(F.elu(self.conv1(x)))  # [B, 4, 4, 4]
+        h = self.pool2(F.elu(self.conv2(h), 0.8))  # [B, 4, 2, 2]
+        return self.fc(torch.flatten(h, 1))
+
+
+def ce_sum(logits, target):
+    return F.cross_entropy(logits, target, reduction="sum")
+
+
+@setup()
+def conv2d_maxpool():
+    """Conv2d -> ELU -> MaxPool2d(3, 2, padding 1) -> Conv2d -> ELU(0.8) -> MaxPool2d(2), summed CE (fp32)."""
+    module = _seeded(170, ConvMaxPool)
+    return module, (_randn(171, B, 2, 7, 7),), ce_sum, (_classes(172, B, K),)
+
+
+def ce_smoothed(logits, target):
+    return F.cross_entropy(logits, target, label_smoothing=0.1)
+
+
+@setup()
+def label_smoothing():
+    """The batch-1 MLP's layers on [B, C] with F.cross_entropy(label_smoothing=0.1): not a plain CE (fp32)."""
+    module = _seeded(180, TinyMLP)
+    return module, (_randn(181, B, C),), ce_smoothed, (_classes(182, B, K),)
+
+
 # --- PyTorch's own count ----------------------------------------------------------------------
 
 
@@ -486,6 +530,69 @@ def expected_elu_backward(s: Setup | str) -> list[dict]:
     with recorder:
         loss.backward()
     return recorder.calls
+
+
+NLL_BACKWARD = torch.ops.aten.nll_loss_backward.default
+LOG_SOFTMAX_BACKWARD = torch.ops.aten._log_softmax_backward_data.default
+MAX_POOL_BACKWARD = torch.ops.aten.max_pool2d_with_indices_backward.default
+REDUCTIONS = {1: "mean", 2: "sum"}  # torch's Reduction enum (0: none)
+
+
+class _RecordSubgraphBackward(TorchDispatchMode):
+    """Records the backward calls CANN has one op for: every ``aten._log_softmax_backward_data``
+    (whether its incoming gradient is exactly the output of an ``aten.nll_loss_backward``, and
+    that call's reduction, ignore_index and weight) and every ``aten.max_pool2d_with_indices_backward``."""
+
+    def __init__(self):
+        super().__init__()
+        self.cross_entropy: list[dict] = []
+        self.max_pool: list[dict] = []
+        self._nll: dict[int, dict] = {}  # id(nll_loss_backward result) -> its arguments
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func is NLL_BACKWARD:
+            names = ("grad_output", "self", "target", "weight", "reduction", "ignore_index", "total_weight")
+            bound = dict(zip(names, args)) | kwargs
+            self._nll[id(out)] = {"reduction": REDUCTIONS.get(int(bound["reduction"]), "none"),
+                                  "ignore_index": int(bound["ignore_index"]), "weight": bound["weight"] is not None,
+                                  "rank": bound["self"].dim(), "dtype": bound["self"].dtype, "result": out}
+        elif func is LOG_SOFTMAX_BACKWARD:
+            nll = self._nll.get(id(args[0]))
+            plain = nll is not None and nll["result"] is args[0]
+            self.cross_entropy.append({**({k: v for k, v in nll.items() if k != "result"} if plain else {}),
+                                       "direct": plain})
+        elif func is MAX_POOL_BACKWARD:
+            names = ("grad_output", "self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "indices")
+            bound = dict(zip(names, args)) | kwargs
+            self.max_pool.append({"kernel": list(bound["kernel_size"]), "stride": list(bound["stride"]),
+                                  "padding": list(bound["padding"]), "dilation": list(bound["dilation"]),
+                                  "ceil_mode": bool(bound["ceil_mode"]), "rank": bound["self"].dim()})
+        return out
+
+
+def expected_fusions(s: Setup | str) -> dict[str, list[dict]]:
+    """The cross-entropy and max-pool backwards PyTorch runs in ``loss.backward()`` that
+    ``rewrite.fuse_training`` must fuse: ``{"cross_entropy": [...], "max_pool": [...]}``.
+
+    A plain cross-entropy: a ``log_softmax`` backward whose incoming gradient is exactly an
+    ``nll_loss`` backward's result (nothing added to it: no label smoothing), without class
+    weights, reduction mean or sum, on ``[N, C]`` float32 logits. A plain max pool: 4-D input,
+    no dilation, no ceil_mode."""
+    s = SETUPS[s] if isinstance(s, str) else s
+    module, inputs, loss_fn, targets = s.build()
+    module = copy.deepcopy(module)
+    inputs = [t.detach().clone() for t in inputs]
+    loss = loss_fn(module(*inputs), *targets)
+    recorder = _RecordSubgraphBackward()
+    with recorder:
+        loss.backward()
+    ce = [c for c in recorder.cross_entropy if c["direct"] and not c["weight"] and c["reduction"] != "none"
+          and c["rank"] == 2 and c["dtype"] == torch.float32]
+    pools = [p for p in recorder.max_pool if p["rank"] == 4 and not p["ceil_mode"] and set(p["dilation"]) == {1}]
+    return {"cross_entropy": ce, "max_pool": pools, "all_cross_entropy": recorder.cross_entropy,
+            "all_max_pool": recorder.max_pool}
 
 
 def fusable(calls: list[dict]) -> list[dict]:

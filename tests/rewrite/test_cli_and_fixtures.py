@@ -13,7 +13,9 @@ from checks import fuse_and_check
 from graphs import mlp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.onnx")))
+# the training graphs (the *_infer fixtures have no backward to fuse)
+FIXTURES = sorted(p for p in glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.onnx"))
+                  if not p.endswith("_infer.onnx"))
 
 
 def cli(*args):

@@ -1,8 +1,10 @@
-"""fuse_elu_grad on a corpus of real exported training graphs (tests/rewrite/real_graphs.py).
+"""fuse_training (the ELU backward, the cross-entropy and the max-pool backward) on a corpus of real
+exported training graphs (tests/rewrite/real_graphs.py).
 
 The expectation of every setup comes from PyTorch, not from the rewrite: the number (and the
 alphas) of ``aten.elu_backward`` calls that ``loss.backward()`` runs with ``scale ==
-input_scale == 1`` (:func:`real_graphs.expected_elu_backward`). For each setup:
+input_scale == 1`` (:func:`real_graphs.expected_elu_backward`), and the plain cross-entropy and
+max-pool backwards it runs (:func:`real_graphs.expected_fusions`). For each setup:
 
 (a) the fused graph has exactly that many ``ai.ortops::EluGrad`` nodes, with the same
     multiset of float32 alphas (CELU(alpha=1): fusing is optional, 0 nodes are accepted);
@@ -10,7 +12,12 @@ input_scale == 1`` (:func:`real_graphs.expected_elu_backward`). For each setup:
 (c) its loss and gradients in ORT equal eager autograd and the unfused graph's ORT results
     within the dtype's tolerance (the Dropout setup: both graphs' Dropout nodes get the same
     ``seed``, and eager runs with the mask ORT drew);
-(d) negative controls (SELU, CELU(0.5)) get no EluGrad and still match eager.
+(d) negative controls (SELU, CELU(0.5)) get no EluGrad and still match eager;
+(e) the fused graph has one SoftmaxCrossEntropyLossAndGrad per plain cross-entropy (with its
+    reduction and ignore_index) and one MaxPoolGrad per max-pool backward (with its window);
+(f) nothing else changed: every node that is not a fused op (or its Reshape) is an original node,
+    unchanged (the forward MaxPools of fused sites lose their Indices output, nothing more), and
+    every original node that is gone is a node of a fused site.
 
 The exports are cached per process (each setup is exported once per test run).
 """
@@ -79,6 +86,7 @@ class Case:
     loss_fn: object
     targets: tuple
     calls: list[dict]  # every aten.elu_backward PyTorch ran
+    subgraphs: dict  # the cross-entropy and max-pool backwards PyTorch ran (real_graphs.expected_fusions)
     unfused: onnx.ModelProto | None = None
     fused: onnx.ModelProto | None = None
     report: rewrite.RewriteReport = field(default_factory=rewrite.RewriteReport)
@@ -97,13 +105,14 @@ class Case:
 def _case(name: str) -> Case:
     s = rg.SETUPS[name]
     module, inputs, loss_fn, targets = s.build()
-    case = Case(s, module, tuple(inputs), loss_fn, tuple(targets), rg.expected_elu_backward(s))
+    case = Case(s, module, tuple(inputs), loss_fn, tuple(targets), rg.expected_elu_backward(s),
+                rg.expected_fusions(s))
     try:
         case.unfused = _export(name, module, case.inputs, loss_fn, case.targets)
     except Exception as e:
         case.export_error = f"{type(e).__name__}: {e}"
         return case
-    case.fused = rewrite.fuse_elu_grad(case.unfused, report=case.report)
+    case.fused = rewrite.fuse_training(case.unfused, report=case.report)
     return case
 
 
@@ -120,7 +129,15 @@ def get_case(name: str) -> Case:
 
 
 def elu_grads(model: onnx.ModelProto) -> list[onnx.NodeProto]:
-    return [n for n in model.graph.node if n.op_type == "EluGrad" and n.domain == DOMAIN]
+    return nodes_of(model, "EluGrad")
+
+
+def nodes_of(model: onnx.ModelProto, op: str) -> list[onnx.NodeProto]:
+    return [n for n in model.graph.node if n.op_type == op and n.domain == DOMAIN]
+
+
+def fused_sites(case: Case, op: str) -> list:
+    return [s for s in case.report.fused if s.op == op]
 
 
 def alpha_of(node: onnx.NodeProto) -> np.float32:
@@ -271,7 +288,7 @@ def test_a_elu_grad_count_and_alphas(name):
         f"{len(nodes)} EluGrad, PyTorch ran {len(case.expected)} fusable elu_backward(s) "
         f"(scale == input_scale == 1; alphas {sorted(map(float, want.elements()))})\n{summary(case)}")
     assert got == want, f"alphas {sorted(got.elements())} != PyTorch's {sorted(want.elements())}"
-    assert len(case.report.fused) == len(nodes), summary(case)
+    assert len(fused_sites(case, "EluGrad")) == len(nodes), summary(case)
 
 
 # --- (b) checker and ORT load -----------------------------------------------------------------
@@ -333,6 +350,93 @@ def test_c_fused_matches_unfused(name):
 def test_d_negative_control_not_fused_and_matches_eager(name):
     case = get_case(name)
     assert not elu_grads(case.fused), summary(case)
-    assert not case.report.fused, summary(case)
+    assert not fused_sites(case, "EluGrad"), summary(case)
     res = _results(name)
     assert_close(res["fused"], res["eager"], case.dtype_name, f"negative control ({res['engine']}) vs eager")
+
+
+# --- (e) cross-entropy and max-pool backward --------------------------------------------------
+
+
+def _attrs(node: onnx.NodeProto) -> dict:
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode()
+        elif isinstance(v, onnx.TensorProto):
+            v = ("tensor", v.data_type, tuple(v.dims), onnx.numpy_helper.to_array(v).tobytes())
+        elif isinstance(v, onnx.GraphProto):
+            v = ("graph", v.SerializeToString())
+        elif isinstance(v, list):
+            v = tuple(v)
+        out[a.name] = v
+    return out
+
+
+def test_corpus_has_max_pools_and_a_cross_entropy_that_is_not_plain():
+    pools = sum(len(rg.expected_fusions(n)["max_pool"]) for n in ("conv2d_maxpool",))
+    assert pools == 2
+    smoothed = rg.expected_fusions("label_smoothing")
+    assert smoothed["all_cross_entropy"] and not smoothed["cross_entropy"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_e_cross_entropy_and_max_pool_fused_as_pytorch_ran_them(name):
+    case = get_case(name)
+    ce = nodes_of(case.fused, "SoftmaxCrossEntropyLossAndGrad")
+    want_ce = Counter((c["reduction"], c["ignore_index"]) for c in case.subgraphs["cross_entropy"])
+    got_ce = Counter((_attrs(n)["reduction"], _attrs(n)["ignore_index"]) for n in ce)
+    assert got_ce == want_ce, summary(case)
+    pools = nodes_of(case.fused, "MaxPoolGrad")
+    want_pools = Counter((tuple(p["kernel"]), tuple(p["stride"]), tuple(p["padding"] * 2))
+                         for p in case.subgraphs["max_pool"])
+    got_pools = Counter((_attrs(n)["kernel_shape"], _attrs(n)["strides"], _attrs(n)["pads"]) for n in pools)
+    assert got_pools == want_pools, summary(case)
+    assert len(fused_sites(case, "SoftmaxCrossEntropyLossAndGrad")) == len(ce)
+    assert len(fused_sites(case, "MaxPoolGrad")) == len(pools)
+    assert not [n for n in case.fused.graph.node if n.op_type == "MaxPool" and len(n.output) > 1
+                and any(o for o in n.output[1:])], "a fused MaxPool backward left its forward's Indices output"
+
+
+# --- (f) nothing else changed -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_f_nothing_else_changes(name):
+    case = get_case(name)
+    label = lambda n: n.name or f"{n.op_type}({n.output[0]})"
+    before = {label(n): n for n in case.unfused.graph.node}
+    after = {label(n): n for n in case.fused.graph.node}
+    fused_nodes = {node for site in case.report.fused for node in site.nodes}
+    pools = {node for site in fused_sites(case, "MaxPoolGrad") for node in site.nodes}
+    new_ops = [n.name for n in case.fused.graph.node if n.domain == DOMAIN]
+    for key, node in after.items():
+        if node.domain == DOMAIN or any(key.startswith(f"{op}/") for op in new_ops):
+            continue  # a fused op, or a Reshape of its operands
+        assert key in before, f"node {key} ({node.op_type}) is neither an original node nor a fused op"
+        old = before[key]
+        outputs = list(old.output)
+        if old.op_type == "MaxPool" and key in pools:
+            outputs = outputs[:1]  # the forward of a fused max-pool backward: no Indices output
+        assert (node.op_type, node.domain, list(node.input), list(node.output), _attrs(node)) == \
+            (old.op_type, old.domain, list(old.input), outputs, _attrs(old)), f"node {key} changed"
+    # what may go: the fused sites' nodes, and nodes that only fed what may go (e.g. Casts of the
+    # operands of a float16 site, which EluGrad reads uncast)
+    removable, readers = set(fused_nodes), {}
+    outputs = {o.name for o in case.unfused.graph.output}
+    for n in case.unfused.graph.node:
+        for t in n.input:
+            readers.setdefault(t, set()).add(label(n))
+    changed = True
+    while changed:
+        changed = False
+        for key, node in before.items():
+            if key in removable or any(o in outputs for o in node.output):
+                continue
+            if all(readers.get(o, set()) <= removable for o in node.output if o):
+                removable.add(key)
+                changed = True
+    for key, node in before.items():
+        if key not in after:
+            assert key in removable, f"original node {key} ({node.op_type}) is gone but is no fused site's"

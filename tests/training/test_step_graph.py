@@ -6,7 +6,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from ort_ops.domain import IR_VERSION, ONNX_OPSET
+import ort_ops
+from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from ort_ops.training.optim import SGD, Adam
 from ort_ops.training.step_graph import UPDATE_PREFIX, build_step_graph
 
@@ -30,22 +31,30 @@ def tiny_training_graph(extra_nodes=(), extra_outputs=(), opset=ONNX_OPSET) -> o
 
 
 def run(model, feeds):
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), ort_ops.register(ort.SessionOptions()),
+                                providers=["CPUExecutionProvider"])
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("opt", [SGD(lr=0.1, momentum=0.9, weight_decay=0.01), Adam(lr=0.01)],
                          ids=["sgd", "adam"])
-def test_step_graph_equals_the_two_graphs_run_in_turn(opt):
+def test_step_graph_equals_the_two_graphs_run_in_turn(opt, fused):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3), dtype=np.float32)
     w = rng.standard_normal(3, dtype=np.float32)
     state = {f"{slot}.w": rng.random(3, dtype=np.float32) for slot in opt.slots}
-    scalars = {n: np.array(v, np.float32) for n, v in opt.step_scalars(3).items()}
+    if fused:  # after 2 steps, as step_scalars(3) below
+        scalars = {opt.scalars_name: opt.scalar_state(2)}
+    else:
+        scalars = {n: np.array(v, np.float32) for n, v in opt.step_scalars(3).items()}
     training = tiny_training_graph()
-    update = opt.build_graph(SHAPES, np.float32)
+    update = opt.build_graph(SHAPES, np.float32, fused=fused)
+    assert {n.domain for n in update.graph.node} == ({"", DOMAIN} if fused else {""})
     step = build_step_graph(training, update, ["w"])
     onnx.checker.check_model(step, full_check=True)
+    if fused:
+        assert helper.make_opsetid(DOMAIN, OPSET_VERSION) in step.opset_import
 
     got = run(step, {"x": x, "w": w, **state, **scalars})
     first = run(training, {"x": x, "w": w})
@@ -56,16 +65,54 @@ def test_step_graph_equals_the_two_graphs_run_in_turn(opt):
         np.testing.assert_array_equal(got[name], want, err_msg=name)
 
 
-def test_update_nodes_and_internal_values_are_prefixed():
-    step = build_step_graph(tiny_training_graph(), SGD(lr=0.1, momentum=0.9).build_graph(SHAPES), ["w"])
+@pytest.mark.parametrize("fused, interface, inputs", [
+    (False, {"sgd.neg_lr", "sgd.mom", "sgd.gscale"}, ["x", "w", "sgd.neg_lr", "sgd.mom", "sgd.gscale",
+                                                      "momentum_buffer.w"]),
+    (True, {"sgd.scalars", "new.sgd.scalars"}, ["x", "w", "sgd.scalars", "momentum_buffer.w"]),
+], ids=["unfused", "fused"])
+def test_update_nodes_and_internal_values_are_prefixed(fused, interface, inputs):
+    update = SGD(lr=0.1, momentum=0.9).build_graph(SHAPES, fused=fused)
+    step = build_step_graph(tiny_training_graph(), update, ["w"])
     update_nodes = [n for n in step.graph.node if n.name.startswith(UPDATE_PREFIX)]
     assert len(update_nodes) == len(step.graph.node) - 3
-    interface = {"w", "grad.w", "momentum_buffer.w", "sgd.mom", "sgd.gscale", "new.w", "new.momentum_buffer.w"}
+    interface |= {"w", "grad.w", "momentum_buffer.w", "new.w", "new.momentum_buffer.w"}
     for node in update_nodes:
         for value in [*node.input, *node.output]:
             assert value in interface or value.startswith(UPDATE_PREFIX), value
-    inputs = [i.name for i in step.graph.input]
-    assert inputs == ["x", "w", "sgd.mom", "sgd.gscale", "momentum_buffer.w"]  # no grad.w: produced inside
+    assert [i.name for i in step.graph.input] == inputs  # no grad.w: produced inside
+
+
+def test_fused_update_is_one_op_per_parameter_and_one_or_two_scalar_nodes():
+    shapes = {"w": (3,), "b": (2, 2)}
+    ops = lambda opt: [(n.domain, n.op_type) for n in opt.build_graph(shapes).graph.node]
+    assert ops(SGD(lr=0.1, momentum=0.9)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
+    assert ops(SGD(lr=0.1)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
+    assert ops(Adam()) == [(DOMAIN, "AdamUpdate")] * 2 + [("", "Mul")]
+    plain = SGD(lr=0.1).build_graph(shapes)
+    assert [list(n.input) for n in plain.graph.node][:2] == [["w", "grad.w", "", "sgd.scalars"],
+                                                             ["b", "grad.b", "", "sgd.scalars"]]
+    with pytest.raises(ValueError, match="fused SGDUpdate update is for float32"):
+        SGD().build_graph(shapes, np.float64, fused=True)
+    assert SGD().build_graph(shapes, np.float64).graph.node[0].domain == ""  # float64: unfused
+
+
+@pytest.mark.parametrize("opt", [SGD(lr=0.1, momentum=0.9, dampening=0.25), SGD(lr=0.2), Adam(betas=(0.8, 0.99))],
+                         ids=["sgd", "sgd-plain", "adam"])
+def test_the_graphs_scalar_update_reaches_scalar_state(opt):
+    """The scalar-update nodes advance the state exactly as scalar_state(steps) computes it, over
+    many steps (what checkpoints rely on: they store only the step count and lr)."""
+    update = opt.build_graph(SHAPES)
+    name = opt.scalars_name
+    scalar_nodes = [n for n in update.graph.node if n.domain == ""]
+    graph = helper.make_graph(scalar_nodes, "scalars", [i for i in update.graph.input if i.name == name],
+                              [o for o in update.graph.output if o.name == "new." + name], update.graph.initializer)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
+    model.ir_version = IR_VERSION
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    value = opt.scalar_state(0)
+    for steps in range(1, 300):
+        (value,) = sess.run(None, {name: value})
+        np.testing.assert_array_equal(value, opt.scalar_state(steps), err_msg=f"after {steps} steps")
 
 
 def test_update_output_name_taken_by_the_training_graph():
@@ -74,10 +121,18 @@ def test_update_output_name_taken_by_the_training_graph():
         build_step_graph(taken, SGD(lr=0.1).build_graph(SHAPES), ["w"])
 
 
-def test_update_input_name_taken_by_the_training_graph():
-    taken = tiny_training_graph([helper.make_node("Identity", ["w"], ["sgd.mom"])])
-    with pytest.raises(ValueError, match="'sgd.mom' is already a value of the training graph"):
-        build_step_graph(taken, SGD(lr=0.1, momentum=0.9).build_graph(SHAPES), ["w"])
+@pytest.mark.parametrize("fused, name", [(False, "sgd.mom"), (True, "sgd.scalars")])
+def test_update_input_name_taken_by_the_training_graph(fused, name):
+    taken = tiny_training_graph([helper.make_node("Identity", ["w"], [name])])
+    with pytest.raises(ValueError, match=f"'{name}' is already a value of the training graph"):
+        build_step_graph(taken, SGD(lr=0.1, momentum=0.9).build_graph(SHAPES, fused=fused), ["w"])
+
+
+def test_update_opset_of_another_version_is_rejected():
+    training = tiny_training_graph()
+    training.opset_import.append(helper.make_opsetid(DOMAIN, OPSET_VERSION + 1))
+    with pytest.raises(ValueError, match=f"imports {DOMAIN} version {OPSET_VERSION + 1}"):
+        build_step_graph(training, SGD(lr=0.1).build_graph(SHAPES), ["w"])
 
 
 def test_internal_name_taken_by_the_training_graph():

@@ -10,7 +10,8 @@ extern "C" {
 // live_bytes, peak_bytes, total_allocations, leaks_detected, double_frees, invalid_frees,
 // overruns, errors, ops_launched, ops_executed, pageable_copies, copies_h2d, copies_d2h,
 // copies_d2d (aclrtMemcpy/aclrtMemcpyAsync calls by the memory they actually copy between; host
-// means ordinary or page-locked host memory), stream_syncs (aclrtSynchronizeStream/Device calls);
+// means ordinary or page-locked host memory), stream_syncs (aclrtSynchronizeStream/Device calls),
+// device_faults (ops that faulted when they ran, e.g. an index out of range);
 // "op:<op type>" is the number of executed ops of that type (0 for a type that never ran).
 __attribute__((visibility("default"))) int64_t aclsimGetStat(const char* name);
 // Executed ops per op type, "Type=count,Type=count" sorted by type ("" when none ran). The
@@ -21,6 +22,16 @@ __attribute__((visibility("default"))) void aclsimResetStats(void);
 // Makes the next aclopCompileAndExecute of `op_type` ("*" = any op) fail once with
 // `error_code` (0 = default ACL_ERROR_RT_AICORE_EXCEPTION). NULL disarms.
 __attribute__((visibility("default"))) void aclsimFailNextOp(const char* op_type, int32_t error_code);
+// Makes the next aclopCompileAndExecute of `op_type` ("*" = any op) enqueue normally and then fault
+// on the device when it runs: the stream's next synchronisation returns ACL_ERROR_RT_AICORE_EXCEPTION
+// (like a bad index found by a kernel). NULL disarms. ACLSIM_FAULT_NEXT_OP=<op type> does the same.
+__attribute__((visibility("default"))) void aclsimFaultNextOp(const char* op_type);
+// CANN's family of the SoC (ACLSIM_SOC_NAME at aclInit, default Ascend910B1): "ascend910b",
+// "ascend910_93", "ascend910", "ascend310p", "ascend310b", "ascend950", or "unknown".
+__attribute__((visibility("default"))) const char* aclsimSocFamily(void);
+// 1 if the SoC support matrix (src/soc.cc) has `op_type` on the current SoC, else 0. (Whether the
+// simulator implements it is separate: aclopCompileAndExecute then returns ACL_ERROR_OP_NOT_FOUND.)
+__attribute__((visibility("default"))) int aclsimOpAvailable(const char* op_type);
 // Simulator version string.
 __attribute__((visibility("default"))) const char* aclsimVersion(void);
 

@@ -1,6 +1,7 @@
 // Iterates over an output shape with N broadcast inputs (strides from broadcast_strides).
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -1,6 +1,7 @@
 // Per-dtype storage/compute types and a visitor over the dtypes the kernels support.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "numerics.h"
@@ -80,6 +81,21 @@ inline bool is_float_type(aclDataType t) {
 template <typename T>
 typename T::Storage* ptr(void* p) {
   return static_cast<typename T::Storage*>(p);
+}
+
+// Element access through memcpy: op buffers carry no alignment guarantee (an ACL data buffer may
+// start anywhere inside a device block), so kernels never dereference typed pointers into them.
+template <typename T>
+typename T::Compute load_at(const void* base, int64_t i) {
+  typename T::Storage s;
+  std::memcpy(&s, static_cast<const unsigned char*>(base) + i * static_cast<int64_t>(sizeof(s)), sizeof(s));
+  return T::load(s);
+}
+
+template <typename T>
+void store_at(void* base, int64_t i, typename T::Compute v) {
+  const typename T::Storage s = T::store(v);
+  std::memcpy(static_cast<unsigned char*>(base) + i * static_cast<int64_t>(sizeof(s)), &s, sizeof(s));
 }
 
 }  // namespace aclsim

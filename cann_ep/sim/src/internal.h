@@ -47,6 +47,7 @@ enum Stat {
   kCopiesD2H,
   kCopiesD2D,
   kStreamSyncs,
+  kDeviceFaults,
   kStatCount
 };
 ACLSIM_INTERNAL void stat_add(Stat s, int64_t delta);
@@ -57,6 +58,13 @@ ACLSIM_INTERNAL void stat_op_executed(const char* op_type);
 // ---- runtime.cc ----
 ACLSIM_INTERNAL bool initialized();
 ACLSIM_INTERNAL int64_t stream_delay_us();  // ACLSIM_STREAM_DELAY_US, read at aclInit
+ACLSIM_INTERNAL std::string soc_name();     // aclrtGetSocName (ACLSIM_SOC_NAME, read at aclInit)
+
+// ---- soc.cc: the SoC support matrix (the one table of which op types each SoC family lacks) ----
+// CANN's family of the current SoC ("ascend910b", "ascend310p", ...), or "unknown".
+ACLSIM_INTERNAL const char* soc_family();
+// "" when `op_type` is available on the current SoC; otherwise the message saying why not.
+ACLSIM_INTERNAL std::string soc_op_unavailable(const char* op_type);
 
 // ---- memory.cc ----
 enum class MemKind { kHost, kDevice, kPinnedHost };

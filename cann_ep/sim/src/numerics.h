@@ -1,7 +1,10 @@
 // Bit-exact float16 / bfloat16 <-> float32 conversions (NumPy / ml_dtypes semantics).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace aclsim {
 
@@ -90,6 +93,59 @@ inline double nan_result(double a, double b) {
   double d;
   std::memcpy(&d, &u, 8);
   return d;
+}
+
+// One IEEE float32 operation with nan_result's NaN rule, so NaN outputs are the same bits whatever
+// order the compiler emits the operands in (kernels use these for every arithmetic step).
+inline float fadd(float a, float b) {
+  const float y = a + b;
+  return y != y ? nan_result(a, b) : y;
+}
+inline float fsub(float a, float b) {
+  const float y = a - b;
+  return y != y ? nan_result(a, b) : y;
+}
+inline float fmul(float a, float b) {
+  const float y = a * b;
+  return y != y ? nan_result(a, b) : y;
+}
+inline float fdiv(float a, float b) {
+  const float y = a / b;
+  return y != y ? nan_result(a, b) : y;
+}
+
+// Float -> integer without undefined behaviour: NaN -> 0, out of range saturates to the
+// integer type's limits, otherwise truncation toward zero (RoundMode CAST_TRUNC).
+template <typename I>
+I saturate_trunc(double v) {
+  static_assert(std::is_integral<I>::value, "integer target");
+  if (v != v) return 0;
+  const double lo = static_cast<double>(std::numeric_limits<I>::min());
+  const double hi = static_cast<double>(std::numeric_limits<I>::max());  // may round up (int64: 2^63)
+  if (v <= lo) return std::numeric_limits<I>::min();
+  if (v >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);  // |v| < 2^63 here, truncates
+}
+
+// Float -> integer rounding half away from zero (RoundMode CAST_ROUND), saturating, NaN -> 0.
+template <typename I>
+I saturate_round(double v) {
+  return v != v ? 0 : saturate_trunc<I>(std::round(v));
+}
+
+// int64 -> float32 rounding half away from zero (RoundMode CAST_ROUND); a plain conversion rounds
+// to nearest even (CAST_RINT).
+inline float i64_to_f32_round_away(int64_t v) {
+  const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);  // exact
+  int bits = 64;
+  while (((mag >> (bits - 1)) & 1u) == 0) --bits;
+  const int shift = bits - 24;
+  uint64_t q = mag >> shift;
+  const uint64_t rem = mag & ((uint64_t{1} << shift) - 1);
+  if (rem >= (uint64_t{1} << (shift - 1))) ++q;              // ties away from zero
+  const float f = std::ldexp(static_cast<float>(q), shift);  // q <= 2^24: exact
+  return v < 0 ? -f : f;
 }
 
 }  // namespace aclsim

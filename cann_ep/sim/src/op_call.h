@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@ struct OpTensor {
   // An omitted optional input: the ACL convention is a descriptor with ACL_DT_UNDEFINED and
   // no dims (e.g. the EP's Conv without bias); its buffer is ignored.
   bool absent = false;
+  bool is_const = false;  // aclSetTensorConst data (its values are known when the op is enqueued)
   std::vector<int64_t> dims;
   int64_t numel = 1;
   void* data = nullptr;                                // device or host pointer, or staged copy
@@ -56,8 +58,14 @@ struct OpCall {
 
 // A kernel validates `call` synchronously (returning an error through fail(), with a
 // message naming the input, the expected and the actual value) and on success stores the
-// computation to run in stream order in `*run`.
+// computation to run in stream order in `*run`. A run that finds a value it cannot accept (an index
+// out of range: only visible on the device) calls device_fault() and returns without writing.
 using Run = std::function<void()>;
+
+// Records a device fault (ACL_ERROR_RT_AICORE_EXCEPTION) for the op running on this stream worker;
+// the stream's next synchronisation reports the message (the op type is prefixed). The first fault
+// of a run is kept. Only valid inside a Run.
+void device_fault(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 using Kernel = aclError (*)(const OpCall& call, Run* run);
 
 struct KernelEntry {
@@ -76,6 +84,25 @@ aclError expect_same_dtype(const OpCall& c, const char* what_a, const OpTensor& 
                            const OpTensor& b);
 aclError expect_same_shape(const OpCall& c, const char* what_a, const OpTensor& a, const char* what_b,
                            const OpTensor& b);
+// The output's dims equal `want`; a rank-0 `want` also accepts [1] (callers pass scalars as [1],
+// like ort_ops' AclOp). Else ACL_ERROR_OP_OUTPUT_NOT_MATCH naming `what` and `why`.
+aclError expect_output_shape(const OpCall& c, size_t index, const char* what, const std::vector<int64_t>& want,
+                             const char* why);
+// dtype of `t` is one of `allowed`, else ACL_ERROR_UNSUPPORTED_DATA_TYPE listing them.
+aclError expect_dtype_in(const OpCall& c, const char* what, const OpTensor& t,
+                         std::initializer_list<aclDataType> allowed);
+// `t` holds one element ([1] or []), else ACL_ERROR_OP_INPUT_NOT_MATCH.
+aclError expect_one_element(const OpCall& c, const char* what, const OpTensor& t);
+// The values of a 1-D int32/int64 input. `need_const`: it must be an aclSetTensorConst input (its
+// values are read now); otherwise (device memory) *values is left empty and *known is false.
+aclError read_index_list(const OpCall& c, size_t index, const char* what, bool need_const, std::vector<int64_t>* values,
+                         bool* known);
+// Reads the int32/int64 element `i` of `t` (memcpy, any alignment).
+int64_t index_at(const OpTensor& t, int64_t i);
+// Row-major strides (in elements) of `dims`.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
+// "[1,2]" for the row-major multi-index of flat position `flat` in `dims`.
+std::string index_str(int64_t flat, const std::vector<int64_t>& dims);
 // numpy broadcasting of a and b; false if not broadcastable.
 bool broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
 // Strides (in elements) of `in` broadcast to `out` (0 on broadcast dims), aligned right.

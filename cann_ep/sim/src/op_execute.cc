@@ -1,5 +1,8 @@
-// aclopCompileAndExecute: validates the call, builds an OpCall, lets the kernel for the op
-// type check it, and enqueues the computation on the stream.
+// aclopCompileAndExecute: validates the call, checks the op type against the SoC support matrix
+// (soc.cc), builds an OpCall, lets the kernel for the op type check it, and enqueues the
+// computation on the stream. A kernel that faults while it runs (device_fault) makes the stream's
+// next synchronisation fail with ACL_ERROR_RT_AICORE_EXCEPTION.
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -11,6 +14,9 @@
 
 namespace aclsim {
 namespace {
+
+// The fault message of the op running on this stream worker (set only while its Run executes).
+thread_local std::string* t_fault = nullptr;
 
 std::string tensor_str(const aclTensorDesc* d, const aclDataBuffer* b) {
   if (d == nullptr) return "NULL";
@@ -69,6 +75,7 @@ aclError build_tensor(const char* op, const char* role, int i, const aclTensorDe
                 dtype_name(d->dtype), static_cast<int>(d->dtype));
   t->bytes = static_cast<size_t>(t->numel) * esize;
   if (is_input && d->is_const) {
+    t->is_const = true;
     if (d->const_data.size() < t->bytes)
       return fail(ACL_ERROR_INVALID_PARAM, "%s: %s %d: const data has %zu bytes, descriptor %s %s needs %zu", op, role,
                   i, d->const_data.size(), dtype_name(d->dtype), shape_str(d->dims).c_str(), t->bytes);
@@ -111,6 +118,8 @@ aclError execute(const char* opType, int numInputs, const aclTensorDesc* const i
   std::string source;
   if (take_injected_failure(opType, &injected, &source))
     return fail(injected, "%s: injected failure (%s)", opType, source.c_str());
+  const std::string unavailable = soc_op_unavailable(opType);
+  if (!unavailable.empty()) return fail_msg(ACL_ERROR_OP_NOT_FOUND, unavailable);
   const KernelEntry* k = find_kernel(opType);
   if (k == nullptr)
     return fail(ACL_ERROR_OP_NOT_FOUND, "op type \"%s\" is not implemented by the ACL simulator (implemented: %s)",
@@ -126,16 +135,38 @@ aclError execute(const char* opType, int numInputs, const aclTensorDesc* const i
   if (attr != nullptr) call->attrs = attr->values;
   Run run;
   if (aclError rc = k->kernel(*call, &run)) return rc;
+  std::string fault_source;
+  const bool inject_fault = take_injected_fault(opType, &fault_source);
   stat_add(kOpsLaunched, 1);
-  return enqueue(stream, std::string("op ") + opType, [run, call] {
-    if (run) run();
+  return enqueue(stream, std::string("op ") + opType, [run, call, inject_fault, fault_source] {
+    std::string fault;
+    if (inject_fault) {
+      fault = "injected device fault (" + fault_source + ")";
+    } else if (run) {
+      t_fault = &fault;
+      run();
+      t_fault = nullptr;
+    }
     stat_add(kOpsExecuted, 1);
     stat_op_executed(call->type.c_str());
-    return TaskResult{};
+    if (fault.empty()) return TaskResult{};
+    stat_add(kDeviceFaults, 1);
+    return TaskResult{ACL_ERROR_RT_AICORE_EXCEPTION, "AI Core exception in " + call->type + ": " + fault};
   });
 }
 
 }  // namespace
+
+void device_fault(const char* fmt, ...) {
+  if (t_fault == nullptr || !t_fault->empty()) return;  // keep the first fault of the run
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[1024];
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  *t_fault = buf;
+}
+
 }  // namespace aclsim
 
 extern "C" ACL_FUNC_VISIBILITY aclError aclopCompileAndExecute(

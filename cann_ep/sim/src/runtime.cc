@@ -2,9 +2,11 @@
 //
 // Environment (read at aclInit): ACLSIM_DEVICE_COUNT (default 1; also read by
 // aclrtGetDeviceCount before aclInit, which the CANN EP calls first), ACLSIM_SOC_NAME
-// (default "Ascend910B1"), ACLSIM_STREAM_DELAY_US (default 0).
+// (default "Ascend910B1"; its family decides which op types exist, see soc.cc),
+// ACLSIM_STREAM_DELAY_US (default 0).
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -53,6 +55,12 @@ uint32_t env_device_count() {
 bool initialized() { return g_initialized.load(); }
 int64_t stream_delay_us() { return g_delay_us.load(); }
 
+std::string soc_name() {
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.soc_name;
+}
+
 }  // namespace aclsim
 
 extern "C" {
@@ -75,8 +83,10 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath) {
     }
   }
   if (rc != ACL_SUCCESS) aclsim::fail(rc, "aclInit: already initialized (call aclFinalize first)");
-  ACLSIM_TRACE("aclInit(configPath=%s) = %d [simulator: devices=%u soc=%s stream_delay_us=%lld]",
-               configPath ? configPath : "NULL", rc, r.device_count, r.soc_name.c_str(),
+  const char* family = aclsim::soc_family();
+  ACLSIM_TRACE("aclInit(configPath=%s) = %d [simulator: devices=%u soc=%s family=%s%s stream_delay_us=%lld]",
+               configPath ? configPath : "NULL", rc, r.device_count, aclsim::soc_name().c_str(), family,
+               std::strcmp(family, "unknown") == 0 ? " (unknown SoC family: every op type available)" : "",
                static_cast<long long>(r.delay_us));
   return rc;
 }

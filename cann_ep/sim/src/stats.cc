@@ -15,10 +15,10 @@ namespace {
 
 std::atomic<int64_t> g_stats[kStatCount];
 
-const char* const kStatNames[kStatCount] = {"live_allocations", "live_bytes",   "peak_bytes",    "total_allocations",
-                                            "leaks_detected",   "double_frees", "invalid_frees", "overruns",
-                                            "errors",           "ops_launched", "ops_executed",  "pageable_copies",
-                                            "copies_h2d",       "copies_d2h",   "copies_d2d",    "stream_syncs"};
+const char* const kStatNames[kStatCount] = {
+    "live_allocations", "live_bytes", "peak_bytes", "total_allocations", "leaks_detected", "double_frees",
+    "invalid_frees",    "overruns",   "errors",     "ops_launched",      "ops_executed",   "pageable_copies",
+    "copies_h2d",       "copies_d2h", "copies_d2d", "stream_syncs",      "device_faults"};
 
 // Executed ops per op type ("op:<type>" stats, aclsimOpCounts).
 std::mutex g_op_mu;
@@ -27,6 +27,7 @@ std::map<std::string, int64_t> g_op_counts;
 std::mutex g_inject_mu;
 std::string g_inject_op;  // armed through aclsimFailNextOp
 aclError g_inject_code = 0;
+std::string g_fault_op;  // armed through aclsimFaultNextOp
 
 aclError parse_code(const char* s) {
   if (s == nullptr || *s == '\0') return ACL_ERROR_RT_AICORE_EXCEPTION;
@@ -71,6 +72,20 @@ bool take_injected_failure(const char* op_type, aclError* code, std::string* sou
   return true;
 }
 
+bool take_injected_fault(const char* op_type, std::string* source) {
+  std::lock_guard<std::mutex> lock(g_inject_mu);
+  if (!g_fault_op.empty() && (g_fault_op == "*" || g_fault_op == op_type)) {
+    *source = "aclsimFaultNextOp";
+    g_fault_op.clear();
+    return true;
+  }
+  const char* env = std::getenv("ACLSIM_FAULT_NEXT_OP");  // <op type>|*, consumed once it fires
+  if (env == nullptr || *env == '\0' || (std::strcmp(env, "*") != 0 && std::strcmp(env, op_type) != 0)) return false;
+  *source = "ACLSIM_FAULT_NEXT_OP=" + std::string(env);
+  unsetenv("ACLSIM_FAULT_NEXT_OP");
+  return true;
+}
+
 }  // namespace aclsim
 
 extern "C" {
@@ -111,6 +126,12 @@ void aclsimFailNextOp(const char* op_type, int32_t error_code) {
   aclsim::g_inject_op = op_type != nullptr ? op_type : "";
   aclsim::g_inject_code = error_code != 0 ? error_code : ACL_ERROR_RT_AICORE_EXCEPTION;
   ACLSIM_TRACE("aclsimFailNextOp(op_type=%s, error_code=%d)", op_type ? op_type : "NULL", error_code);
+}
+
+void aclsimFaultNextOp(const char* op_type) {
+  std::lock_guard<std::mutex> lock(aclsim::g_inject_mu);
+  aclsim::g_fault_op = op_type != nullptr ? op_type : "";
+  ACLSIM_TRACE("aclsimFaultNextOp(op_type=%s)", op_type ? op_type : "NULL");
 }
 
 const char* aclsimVersion(void) { return "aclsim 0.1 (CPU simulator of the Ascend ACL runtime)"; }

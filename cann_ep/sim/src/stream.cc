@@ -19,6 +19,7 @@ namespace {
 struct Item {
   std::string label;
   Task task;
+  uint64_t seq = 0;  // 1-based position in the stream's submission order
 };
 
 class Stream {
@@ -34,13 +35,16 @@ class Stream {
   }
   int id() const { return id_; }
 
-  void push(std::string label, Task task) {
+  // Queues `task`; returns its position in submission order.
+  uint64_t push(std::string label, Task task) {
+    uint64_t seq;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(Item{std::move(label), std::move(task)});
-      ++submitted_;
+      seq = ++submitted_;
+      queue_.push_back(Item{std::move(label), std::move(task), seq});
     }
     cv_.notify_all();
+    return seq;
   }
 
   // Waits for everything submitted so far; returns (and clears) the first async error.
@@ -50,6 +54,15 @@ class Stream {
     done_cv_.wait(lock, [&] { return completed_ >= target; });
     TaskResult r;
     if (take_error) std::swap(r, error_);
+    return r;
+  }
+
+  // Returns (and clears) the first async error if it came from a task queued before position `seq`
+  // (an event recorded at `seq` has been reached once everything before it ran).
+  TaskResult take_error_before(uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mu_);
+    TaskResult r;
+    if (error_.code != ACL_SUCCESS && error_seq_ < seq) std::swap(r, error_);
     return r;
   }
 
@@ -72,6 +85,7 @@ class Stream {
         if (r.code != ACL_SUCCESS && error_.code == ACL_SUCCESS) {
           error_ = r;
           error_.message = "stream " + std::to_string(id_) + ": " + item.label + ": " + r.message;
+          error_seq_ = item.seq;
         }
         ++completed_;
       }
@@ -86,14 +100,17 @@ class Stream {
   uint64_t submitted_ = 0, completed_ = 0;
   bool stop_ = false;
   TaskResult error_;
-  std::thread worker_;  // last: starts after the other members exist
+  uint64_t error_seq_ = 0;  // position of the task that set error_
+  std::thread worker_;      // last: starts after the other members exist
 };
 
 struct Event {
   std::mutex mu;
   std::condition_variable cv;
-  uint64_t recorded = 0;   // number of aclrtRecordEvent calls
-  uint64_t completed = 0;  // highest recording that has been reached on its stream
+  uint64_t recorded = 0;         // number of aclrtRecordEvent calls
+  uint64_t completed = 0;        // highest recording that has been reached on its stream
+  std::weak_ptr<Stream> stream;  // where the last recording was queued
+  uint64_t stream_seq = 0;       // and its position there
 };
 
 struct Registry {
@@ -271,19 +288,25 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
   if (!ev) {
     rc = aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: unknown event %p", event);
   } else {
-    uint64_t gen;
-    {
+    auto st = find_stream(stream);
+    if (!st) {
+      rc = aclsim::bad_stream("aclrtRecordEvent", stream);
+    } else {
+      // Under the event's lock (the worker takes no stream lock while it runs the task below), so
+      // `recorded`, `stream` and `stream_seq` always describe the same, latest recording.
       std::lock_guard<std::mutex> lock(ev->mu);
-      gen = ++ev->recorded;
+      uint64_t gen = ++ev->recorded;
+      ev->stream_seq = st->push("aclrtRecordEvent", [ev, gen] {
+        {
+          std::lock_guard<std::mutex> task_lock(ev->mu);
+          if (ev->completed < gen) ev->completed = gen;
+        }
+        ev->cv.notify_all();
+        return aclsim::TaskResult{};
+      });
+      ev->stream = st;
+      rc = ACL_SUCCESS;
     }
-    rc = aclsim::enqueue(stream, "aclrtRecordEvent", [ev, gen] {
-      {
-        std::lock_guard<std::mutex> lock(ev->mu);
-        if (ev->completed < gen) ev->completed = gen;
-      }
-      ev->cv.notify_all();
-      return aclsim::TaskResult{};
-    });
   }
   ACLSIM_TRACE("aclrtRecordEvent(event=%p, stream=%p) = %d", event, stream, rc);
   return rc;
@@ -316,9 +339,17 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (!ev) {
     rc = aclsim::fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: unknown event %p", event);
   } else {
-    std::unique_lock<std::mutex> lock(ev->mu);
-    uint64_t target = ev->recorded;
-    ev->cv.wait(lock, [&] { return ev->completed >= target; });
+    std::shared_ptr<aclsim::Stream> st;
+    uint64_t seq;
+    {
+      std::unique_lock<std::mutex> lock(ev->mu);
+      uint64_t target = ev->recorded;
+      ev->cv.wait(lock, [&] { return ev->completed >= target; });
+      st = ev->stream.lock();
+      seq = ev->stream_seq;
+    }
+    // A fault of an op queued before the recording is reported here (once), as a stream sync would.
+    if (st) rc = aclsim::report(st->take_error_before(seq));
   }
   ACLSIM_TRACE("aclrtSynchronizeEvent(event=%p) = %d", event, rc);
   return rc;

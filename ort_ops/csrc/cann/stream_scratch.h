@@ -23,6 +23,11 @@
 
 namespace ortops::cann {
 
+// Sub-buffers carved out of one lease start at multiples of this: CANN's vector units read
+// 32-byte blocks, and 512 keeps every sub-buffer as aligned as a fresh device allocation.
+constexpr size_t kScratchAlign = 512;
+constexpr size_t ScratchAligned(size_t bytes) { return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign; }
+
 class ScratchLease;
 
 // One kernel's use of the per-stream buffers: releases its share of them when destroyed.

@@ -7,6 +7,7 @@
 //   struct Attributes;                           the attribute values a kernel gets
 //   static OrtStatusPtr ReadAttributes(const OrtKernelInfo*, Attributes*);
 // A `Kernel<T>` is constructed from `const Def::Attributes&` and provides
+//   OrtStatusPtr Init();                          checks at kernel (session) creation, e.g. the SoC
 //   OrtStatusPtr ComputeV2(OrtKernelContext*) const.
 #pragma once
 
@@ -24,7 +25,12 @@ struct TypedOp : Ort::CustomOpBase<TypedOp<Def, T, Kernel>, Kernel, /*WithStatus
   OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* info, void** kernel) const {
     typename Def::Attributes attributes;
     ORTOPS_RETURN_IF_ERROR(Def::ReadAttributes(info, &attributes));
-    *kernel = new Kernel(attributes);
+    auto* made = new Kernel(attributes);
+    if (OrtStatusPtr status = made->Init()) {
+      delete made;
+      return status;
+    }
+    *kernel = made;
     return nullptr;
   }
   const char* GetName() const { return Def::kName; }

@@ -10,7 +10,7 @@ namespace {
 class GemmKernel : public PlacedKernel {
  public:
   GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"MatMulV2", "Add"}) {
+      : PlacedKernel(info, op, status, {"MatMulV2"}) {
     if (*status != nullptr) return;
     float alpha = 1.0f, beta = 1.0f;
     if ((*status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha)) != nullptr) return;
@@ -66,6 +66,9 @@ class GemmKernel : public PlacedKernel {
                                .AttrInt("offset_x", 0)
                                .Run(run.stream));
     if (!c.present || as_bias) return nullptr;
+    if (!cann::HasOps(*run.acl, {"Add"})) {
+      return cann::RequireOps(*run.acl, name(), {"Add"});  // (rewrite.placement does not place such a Gemm there)
+    }
     return AclOp(*run.acl, "Add")
         .Input(out, out_bytes, type, shape)
         .Input(c.data, Bytes(c), type, c.shape)

@@ -1,4 +1,6 @@
 // Validation and broadcasting helpers shared by the simulated kernels.
+#include <cstring>
+
 #include "op_call.h"
 
 namespace aclsim {
@@ -51,6 +53,84 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std
     stride *= in[din];
   }
   return s;
+}
+
+aclError expect_output_shape(const OpCall& c, size_t index, const char* what, const std::vector<int64_t>& want,
+                             const char* why) {
+  const std::vector<int64_t>& got = c.out[index].dims;
+  if (got == want || (want.empty() && got == std::vector<int64_t>{1})) return ACL_SUCCESS;
+  return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: %s has shape %s, expected %s (%s)", c.type.c_str(), what,
+              shape_str(got).c_str(), shape_str(want).c_str(), why);
+}
+
+aclError expect_dtype_in(const OpCall& c, const char* what, const OpTensor& t,
+                         std::initializer_list<aclDataType> allowed) {
+  std::string names;
+  for (aclDataType a : allowed) {
+    if (t.dtype == a) return ACL_SUCCESS;
+    names += (names.empty() ? "" : ", ") + std::string(dtype_name(a));
+  }
+  return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has dtype %s, expected one of %s", c.type.c_str(), what,
+              dtype_name(t.dtype), names.c_str());
+}
+
+aclError expect_one_element(const OpCall& c, const char* what, const OpTensor& t) {
+  if (t.numel == 1 && t.dims.size() <= 1) return ACL_SUCCESS;
+  return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %s has shape %s, expected one element ([1])", c.type.c_str(), what,
+              shape_str(t.dims).c_str());
+}
+
+int64_t index_at(const OpTensor& t, int64_t i) {
+  const unsigned char* p = static_cast<const unsigned char*>(t.data);
+  if (t.dtype == ACL_INT32) {
+    int32_t v;
+    std::memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  int64_t v;
+  std::memcpy(&v, p + i * 8, 8);
+  return v;
+}
+
+aclError read_index_list(const OpCall& c, size_t index, const char* what, bool need_const, std::vector<int64_t>* values,
+                         bool* known) {
+  const OpTensor& t = c.in[index];
+  values->clear();
+  *known = false;
+  if (t.absent) return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %s is required", c.type.c_str(), what);
+  if (t.dtype != ACL_INT32 && t.dtype != ACL_INT64)
+    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has dtype %s, expected one of ACL_INT32, ACL_INT64",
+                c.type.c_str(), what, dtype_name(t.dtype));
+  if (t.dims.size() > 1)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %s has shape %s, expected 1-D", c.type.c_str(), what,
+                shape_str(t.dims).c_str());
+  if (!t.is_const) {
+    if (need_const)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s must be a constant input (aclSetTensorConst): its values decide the output shape",
+                  c.type.c_str(), what);
+    return ACL_SUCCESS;
+  }
+  for (int64_t i = 0; i < t.numel; ++i) values->push_back(index_at(t, i));
+  *known = true;
+  return ACL_SUCCESS;
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+std::string index_str(int64_t flat, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (dims[d] > 0) {
+      idx[d] = flat % dims[d];
+      flat /= dims[d];
+    }
+  }
+  return shape_str(idx);
 }
 
 }  // namespace aclsim

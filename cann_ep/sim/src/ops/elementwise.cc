@@ -1,7 +1,8 @@
-// Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, Select.
-// Half types compute in float32 and round once; integers wrap like NumPy.
+// Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, logical ops,
+// Select/SelectV2. Half types compute in float32 and round once; integers wrap like NumPy.
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "broadcast.h"
@@ -108,6 +109,8 @@ aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
 
 aclError compare_kernel(Cmp op, const OpCall& c, Run* run) {
   if (aclError rc = check_binary(c, ACL_BOOL)) return rc;
+  if (c.in[0].dtype == ACL_BOOL && op != Cmp::kEq && op != Cmp::kNe)  // RealNumberType: no bool
+    return unsupported(c, "input 0 (x1)", ACL_BOOL);
   bool ok = visit_dtype(c.in[0].dtype, [&](auto t) {
     using T = decltype(t);
     *run = [c, op] {
@@ -124,6 +127,26 @@ aclError compare_kernel(Cmp op, const OpCall& c, Run* run) {
   return ok ? ACL_SUCCESS : unsupported(c, "input 0 (x1)", c.in[0].dtype);
 }
 
+enum class Logic { kAnd, kOr };
+
+// LogicalAnd / LogicalOr on bool inputs (any non-zero byte is true), broadcasting.
+aclError logical_kernel(Logic op, const OpCall& c, Run* run) {
+  if (aclError rc = check_binary(c, ACL_BOOL)) return rc;
+  if (c.in[0].dtype != ACL_BOOL) return unsupported(c, "input 0 (x1)", c.in[0].dtype);
+  *run = [c, op] {
+    const auto* a = static_cast<const uint8_t*>(c.in[0].data);
+    const auto* b = static_cast<const uint8_t*>(c.in[1].data);
+    auto* y = static_cast<uint8_t*>(c.out[0].data);
+    std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                          broadcast_strides(c.in[1].dims, c.out[0].dims)};
+    for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
+      const bool x1 = a[o[0]] != 0, x2 = b[o[1]] != 0;
+      y[i] = (op == Logic::kAnd ? (x1 && x2) : (x1 || x2)) ? 1 : 0;
+    });
+  };
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
 aclError k_add(const OpCall& c, Run* r) { return arith_kernel(Arith::kAdd, c, r); }
@@ -138,22 +161,43 @@ aclError k_greater(const OpCall& c, Run* r) { return compare_kernel(Cmp::kGt, c,
 aclError k_greater_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kGe, c, r); }
 aclError k_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kEq, c, r); }
 aclError k_not_equal(const OpCall& c, Run* r) { return compare_kernel(Cmp::kNe, c, r); }
+aclError k_logical_and(const OpCall& c, Run* r) { return logical_kernel(Logic::kAnd, c, r); }
+aclError k_logical_or(const OpCall& c, Run* r) { return logical_kernel(Logic::kOr, c, r); }
 
-// Select(condition: bool, x1, x2) -> condition ? x1 : x2, all three broadcast.
+// LogicalNot(x: bool) -> !x.
+aclError k_logical_not(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  if (c.in[0].dtype != ACL_BOOL) return unsupported(c, "input 0 (x)", c.in[0].dtype);
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  *run = [c] {
+    const auto* x = static_cast<const uint8_t*>(c.in[0].data);
+    auto* y = static_cast<uint8_t*>(c.out[0].data);
+    for (int64_t i = 0; i < c.out[0].numel; ++i) y[i] = x[i] != 0 ? 0 : 1;
+  };
+  return ACL_SUCCESS;
+}
+
+// Select(condition: bool, x1, x2) and SelectV2(condition, then, else) -> condition ? x1 : x2,
+// all three broadcast like NumPy (any non-zero condition byte is true); any dtype (copied by size).
 aclError k_select(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 3, 1)) return rc;
+  const bool v2 = c.type == "SelectV2";
+  const char* in1 = v2 ? "input 1 (then)" : "input 1 (x1)";
+  const char* in2 = v2 ? "input 2 (else)" : "input 2 (x2)";
+  const char* out = v2 ? "output 0 (result)" : "output 0 (y)";
   if (c.in[0].dtype != ACL_BOOL)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Select: input 0 (condition) has dtype %s, expected ACL_BOOL",
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (condition) has dtype %s, expected ACL_BOOL", c.type.c_str(),
                 dtype_name(c.in[0].dtype));
-  if (aclError rc = expect_same_dtype(c, "input 2 (x2)", c.in[2], "input 1 (x1)", c.in[1])) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 1 (x1)", c.in[1])) return rc;
+  if (aclError rc = expect_same_dtype(c, in2, c.in[2], in1, c.in[1])) return rc;
+  if (aclError rc = expect_same_dtype(c, out, c.out[0], in1, c.in[1])) return rc;
   std::vector<int64_t> s01, shape;
   if (!broadcast_shape(c.in[0].dims, c.in[1].dims, &s01) || !broadcast_shape(s01, c.in[2].dims, &shape))
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Select: shapes %s, %s, %s cannot be broadcast",
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: shapes %s, %s, %s cannot be broadcast", c.type.c_str(),
                 shape_str(c.in[0].dims).c_str(), shape_str(c.in[1].dims).c_str(), shape_str(c.in[2].dims).c_str());
   if (shape != c.out[0].dims)
-    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Select: output 0 has shape %s, expected %s",
-                shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str());
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: %s has shape %s, expected %s (broadcast of the inputs)",
+                c.type.c_str(), out, shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str());
   size_t es = dtype_size(c.in[1].dtype);
   *run = [c, es] {
     const auto* cond = static_cast<const uint8_t*>(c.in[0].data);

@@ -1,6 +1,16 @@
 // EluGrad(grads, activations) -> y with CANN's numerics (op_kernel/arch35/elu_grad_dag.h):
 // cast to float32, t = activations + 1, p = grads * t, mask = activations < 0 (strict),
 // y32 = mask ? p : grads, one round-to-nearest-even cast back. And CANN's tiling checks.
+//
+// EluGradV2(grads, activations; alpha, scale, input_scale, is_result) -> y with the numerics of
+// hicann/ops-nn@e5c3fa93 activation/elu_grad_v2/op_kernel/arch35/elu_grad_v2_dag.h:25-85 (float32,
+// negcoef = alpha * scale as the tiling computes it, elu_grad_v2_tiling_arch35.cpp:167):
+//   is_result:  y = a <= 0 ? (g * input_scale) * (a + negcoef) : g * scale
+//   otherwise:  y = a <= 0 ? ((g * input_scale) * negcoef) * expf(a * input_scale) : g * scale
+// (`<=`, so a == +-0 takes the first branch; NaN a the second). is_result with alpha < 0 is
+// rejected, as the tiling does.
+#include <cmath>
+
 #include "dtypes.h"
 #include "ops.h"
 
@@ -19,6 +29,17 @@ void elu_grad(const OpCall& c) {
     float p = g32 * t;
     bool mask = a32 < 0.0f;
     y[i] = T::store(mask ? p : g32);
+  }
+}
+
+template <typename T>
+void elu_grad_v2(const OpCall& c, float negcoef, float scale, float input_scale, bool is_result) {
+  for (int64_t i = 0; i < c.out[0].numel; ++i) {
+    const float g = static_cast<float>(load_at<T>(c.in[0].data, i));
+    const float a = static_cast<float>(load_at<T>(c.in[1].data, i));
+    const float neg = is_result ? fmul(fmul(g, input_scale), fadd(a, negcoef))
+                                : fmul(fmul(fmul(g, input_scale), negcoef), std::exp(fmul(a, input_scale)));
+    store_at<T>(c.out[0].data, i, static_cast<typename T::Compute>(a <= 0.0f ? neg : fmul(g, scale)));
   }
 }
 
@@ -59,6 +80,42 @@ aclError k_elu_grad(const OpCall& c, Run* run) {
     case ACL_FLOAT: *run = [c] { elu_grad<F32>(c); }; break;
     case ACL_FLOAT16: *run = [c] { elu_grad<F16>(c); }; break;
     default: *run = [c] { elu_grad<BF16>(c); }; break;
+  }
+  return ACL_SUCCESS;
+}
+
+aclError k_elu_grad_v2(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &g = c.in[0], &a = c.in[1], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (grads)", g, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 1 (activations)", a, "input 0 (grads)", g)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (grads)", g)) return rc;
+  if (aclError rc = expect_same_shape(c, "input 1 (activations)", a, "input 0 (grads)", g)) return rc;
+  if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (grads)", g)) return rc;
+  const float alpha = c.attr_float("alpha", 1.0f), scale = c.attr_float("scale", 1.0f),
+              input_scale = c.attr_float("input_scale", 1.0f);
+  const bool is_result = c.attr_int("is_result", 0) != 0;
+  if (is_result && alpha < 0.0f)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "EluGradV2: attribute alpha is %g, but with is_result=true it must be >= 0",
+                static_cast<double>(alpha));
+  const float negcoef = fmul(alpha, scale);
+  switch (g.dtype) {
+    case ACL_FLOAT:
+      *run = [c, negcoef, scale, input_scale, is_result] {
+        elu_grad_v2<F32>(c, negcoef, scale, input_scale, is_result);
+      };
+      break;
+    case ACL_FLOAT16:
+      *run = [c, negcoef, scale, input_scale, is_result] {
+        elu_grad_v2<F16>(c, negcoef, scale, input_scale, is_result);
+      };
+      break;
+    default:
+      *run = [c, negcoef, scale, input_scale, is_result] {
+        elu_grad_v2<BF16>(c, negcoef, scale, input_scale, is_result);
+      };
+      break;
   }
   return ACL_SUCCESS;
 }

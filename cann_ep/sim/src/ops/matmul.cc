@@ -1,5 +1,6 @@
 // BatchMatMul (ORT MatMul: attrs adj_x1/adj_x2, NumPy matmul shapes incl. 1-D and batch
-// broadcasting) and GEMM (ORT Gemm: A, B, C, alpha, beta; attrs transpose_a/transpose_b).
+// broadcasting), MatMulV2 (2-D x1, x2, optional bias; attrs transpose_x1/transpose_x2) and GEMM
+// (ORT Gemm: A, B, C, alpha, beta; attrs transpose_a/transpose_b).
 // Float types accumulate in float32 in k order and round once; int32 wraps.
 #include <type_traits>
 
@@ -186,6 +187,97 @@ aclError k_gemm(const OpCall& c, Run* run) {
     case ACL_FLOAT: *run = [c, M, K, N, ta, tb] { gemm<F32>(c, M, K, N, ta, tb); }; break;
     case ACL_FLOAT16: *run = [c, M, K, N, ta, tb] { gemm<F16>(c, M, K, N, ta, tb); }; break;
     default: *run = [c, M, K, N, ta, tb] { gemm<BF16>(c, M, K, N, ta, tb); }; break;
+  }
+  return ACL_SUCCESS;
+}
+
+namespace {
+
+template <typename T, typename B>
+void matmul_v2(const OpCall& c, int64_t M, int64_t K, int64_t N, bool ta, bool tb, bool bias) {
+  const void *A = c.in[0].data, *Bm = c.in[1].data;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      if constexpr (T::kFloat) {
+        float acc = 0.0f;
+        for (int64_t p = 0; p < K; ++p) {
+          const float av = static_cast<float>(load_at<T>(A, ta ? p * M + i : i * K + p));
+          const float bv = static_cast<float>(load_at<T>(Bm, tb ? j * K + p : p * N + j));
+          acc = fadd(acc, fmul(av, bv));
+        }
+        if (bias) acc = fadd(acc, static_cast<float>(load_at<B>(c.in[2].data, j)));
+        store_at<T>(c.out[0].data, i * N + j, static_cast<typename T::Compute>(acc));
+      } else {  // int32: wraps
+        uint32_t acc = 0;
+        for (int64_t p = 0; p < K; ++p) {
+          const uint32_t av = static_cast<uint32_t>(load_at<T>(A, ta ? p * M + i : i * K + p));
+          const uint32_t bv = static_cast<uint32_t>(load_at<T>(Bm, tb ? j * K + p : p * N + j));
+          acc = static_cast<uint32_t>(acc + av * bv);
+        }
+        if (bias) acc = static_cast<uint32_t>(acc + static_cast<uint32_t>(load_at<B>(c.in[2].data, j)));
+        store_at<T>(c.out[0].data, i * N + j, static_cast<int32_t>(acc));
+      }
+    }
+}
+
+}  // namespace
+
+// MatMulV2(x1 [M, K] ([K, M] with transpose_x1), x2 [K, N] ([N, K] with transpose_x2), bias [N]
+// (optional; float32 allowed for float16 x1), offset_w (absent); offset_x = 0) -> y [M, N]
+// (mindspore-ai/graphengine@cd75e149 910/third_party/fwkacllib/inc/ops/matrix_calculation_ops.h:278).
+// acc = 0, acc += x1 * x2 over k in increasing order (each product and sum rounded to float32),
+// then + bias in float32, one rounding to y's dtype.
+aclError k_matmul_v2(const OpCall& c, Run* run) {
+  if (c.in.size() < 2 || c.in.size() > 4)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "MatMulV2: expected 2 to 4 inputs (x1, x2, bias, offset_w), got %zu",
+                c.in.size());
+  if (c.out.size() != 1)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "MatMulV2: expected 1 output, got %zu", c.out.size());
+  const OpTensor &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (x1)", a, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32})) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 1 (x2)", b, "input 0 (x1)", a)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x1)", a)) return rc;
+  if (c.in.size() == 4 && !c.in[3].absent)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "MatMulV2: input 3 (offset_w, int8 quantisation) is not simulated");
+  if (c.attr_int("offset_x", 0) != 0)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "MatMulV2: attribute offset_x is %lld; only 0 is simulated",
+                static_cast<long long>(c.attr_int("offset_x", 0)));
+  if (a.dims.size() != 2 || b.dims.size() != 2)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "MatMulV2: x1 and x2 must be 2-D, got %s and %s",
+                shape_str(a.dims).c_str(), shape_str(b.dims).c_str());
+  const bool ta = c.attr_int("transpose_x1", 0) != 0, tb = c.attr_int("transpose_x2", 0) != 0;
+  const int64_t M = ta ? a.dims[1] : a.dims[0], K = ta ? a.dims[0] : a.dims[1];
+  const int64_t Kb = tb ? b.dims[1] : b.dims[0], N = tb ? b.dims[0] : b.dims[1];
+  if (K != Kb)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "MatMulV2: inner dimensions differ: x1 %s gives K=%lld (transpose_x1=%d), x2 %s gives K=%lld "
+                "(transpose_x2=%d)",
+                shape_str(a.dims).c_str(), static_cast<long long>(K), ta ? 1 : 0, shape_str(b.dims).c_str(),
+                static_cast<long long>(Kb), tb ? 1 : 0);
+  const bool bias = c.in.size() >= 3 && !c.in[2].absent;
+  if (bias) {
+    const OpTensor& bt = c.in[2];
+    const bool f32_bias_ok = a.dtype == ACL_FLOAT16 && bt.dtype == ACL_FLOAT;
+    if (bt.dtype != a.dtype && !f32_bias_ok)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "MatMulV2: input 2 (bias) has dtype %s, expected %s (the dtype of x1%s)", dtype_name(bt.dtype),
+                  dtype_name(a.dtype), a.dtype == ACL_FLOAT16 ? ", or ACL_FLOAT" : "");
+    if (bt.dims != std::vector<int64_t>{N})
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "MatMulV2: input 2 (bias) has shape %s, expected [%lld]",
+                  shape_str(bt.dims).c_str(), static_cast<long long>(N));
+  }
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", {M, N}, "[M, N] of x1 and x2")) return rc;
+  const bool f32_bias = bias && c.in[2].dtype == ACL_FLOAT;
+  switch (a.dtype) {
+    case ACL_FLOAT: *run = [c, M, K, N, ta, tb, bias] { matmul_v2<F32, F32>(c, M, K, N, ta, tb, bias); }; break;
+    case ACL_FLOAT16:
+      if (f32_bias)
+        *run = [c, M, K, N, ta, tb, bias] { matmul_v2<F16, F32>(c, M, K, N, ta, tb, bias); };
+      else
+        *run = [c, M, K, N, ta, tb, bias] { matmul_v2<F16, F16>(c, M, K, N, ta, tb, bias); };
+      break;
+    case ACL_BF16: *run = [c, M, K, N, ta, tb, bias] { matmul_v2<BF16, BF16>(c, M, K, N, ta, tb, bias); }; break;
+    default: *run = [c, M, K, N, ta, tb, bias] { matmul_v2<I32, I32>(c, M, K, N, ta, tb, bias); }; break;
   }
   return ACL_SUCCESS;
 }

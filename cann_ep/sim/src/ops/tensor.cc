@@ -1,5 +1,6 @@
 // Data-movement kernels: BroadcastToD (attr shape), Fill (dims, value), TransposeD (attr
-// perm), Identity. They copy elements by size, so they work for every dtype.
+// perm), Transpose (perm input), Slice (offsets, size inputs), Identity. They copy elements by
+// size, so they work for every dtype.
 #include <array>
 #include <cstring>
 
@@ -44,36 +45,102 @@ aclError k_fill(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-aclError k_transpose(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+namespace {
+
+// y = x with its dims permuted by `perm` (y.dims[i] = x.dims[perm[i]]); `what` names where perm
+// came from in messages.
+aclError transpose_by(const OpCall& c, std::vector<int64_t> perm, const char* what, Run* run) {
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
   const std::vector<int64_t>& in = c.in[0].dims;
-  std::vector<int64_t> perm = c.attr_list("perm");
-  if (perm.empty())
-    for (size_t i = in.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
   std::vector<int64_t> out;
   std::vector<bool> seen(in.size(), false);
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(in.size()) || seen[p] || perm.size() != in.size())
-      return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "TransposeD: attribute perm %s is not a permutation of rank %zu",
+      return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: %s %s is not a permutation of rank %zu", c.type.c_str(), what,
                   shape_str(perm).c_str(), in.size());
     seen[p] = true;
     out.push_back(in[p]);
   }
+  if (perm.size() != in.size())  // only reachable with an empty perm of a non-scalar
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: %s %s is not a permutation of rank %zu", c.type.c_str(), what,
+                shape_str(perm).c_str(), in.size());
   if (out != c.out[0].dims)
-    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "TransposeD: output 0 has shape %s, expected %s",
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 0 has shape %s, expected %s", c.type.c_str(),
                 shape_str(c.out[0].dims).c_str(), shape_str(out).c_str());
   size_t es = dtype_size(c.in[0].dtype);
   *run = [c, perm, es] {
     const std::vector<int64_t>& in = c.in[0].dims;
-    std::vector<int64_t> in_strides(in.size(), 1), s(in.size());
-    for (size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d];
+    std::vector<int64_t> in_strides = row_major_strides(in), s(in.size());
     for (size_t d = 0; d < perm.size(); ++d) s[d] = in_strides[perm[d]];
     const auto* x = static_cast<const unsigned char*>(c.in[0].data);
     auto* y = static_cast<unsigned char*>(c.out[0].data);
     std::array<std::vector<int64_t>, 1> strides{s};
     for_each_broadcast(c.out[0].dims, strides,
                        [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
+  };
+  return ACL_SUCCESS;
+}
+
+}  // namespace
+
+// TransposeD(x; attr perm, default: reversed dims) -> y.
+aclError k_transpose(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  std::vector<int64_t> perm = c.attr_list("perm");
+  if (perm.empty())
+    for (size_t i = c.in[0].dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  return transpose_by(c, perm, "attribute perm", run);
+}
+
+// Transpose(x, perm: const int32/int64 1-D) -> y (hicann/ops-math@c4193324
+// conversion/transpose/op_graph/transpose_proto.h:41).
+aclError k_transpose_v(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  std::vector<int64_t> perm;
+  bool known;
+  if (aclError rc = read_index_list(c, 1, "input 1 (perm)", true, &perm, &known)) return rc;
+  return transpose_by(c, perm, "input 1 (perm)", run);
+}
+
+// Slice(x, offsets, size: const int32/int64 1-D, one entry per dim; size -1 = to the end) -> y =
+// x[offsets : offsets + size] (TF Slice; mindspore-ai/graphengine@cd75e149
+// 910/third_party/fwkacllib/inc/ops/selection_ops.h:924).
+aclError k_slice(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 3, 1)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  std::vector<int64_t> offsets, size;
+  bool known;
+  if (aclError rc = read_index_list(c, 1, "input 1 (offsets)", true, &offsets, &known)) return rc;
+  if (aclError rc = read_index_list(c, 2, "input 2 (size)", true, &size, &known)) return rc;
+  const std::vector<int64_t>& in = c.in[0].dims;
+  if (offsets.size() != in.size() || size.size() != in.size())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "Slice: input 1 (offsets) %s and input 2 (size) %s need one entry per dim of x %s",
+                shape_str(offsets).c_str(), shape_str(size).c_str(), shape_str(in).c_str());
+  std::vector<int64_t> out(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (offsets[d] < 0 || offsets[d] > in[d])
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "Slice: input 1 (offsets) %s: offset %lld of dim %zu is outside [0, %lld]",
+                  shape_str(offsets).c_str(), static_cast<long long>(offsets[d]), d, static_cast<long long>(in[d]));
+    out[d] = size[d] == -1 ? in[d] - offsets[d] : size[d];
+    if (out[d] < 0 || out[d] > in[d] - offsets[d])
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "Slice: input 2 (size) %s: size %lld of dim %zu does not fit x %s from offset %lld (-1 = to the end)",
+                  shape_str(size).c_str(), static_cast<long long>(size[d]), d, shape_str(in).c_str(),
+                  static_cast<long long>(offsets[d]));
+  }
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", out, "the size input, -1 resolved")) return rc;
+  const size_t es = dtype_size(c.in[0].dtype);
+  *run = [c, offsets, out, es] {
+    const std::vector<int64_t> strides = row_major_strides(c.in[0].dims);
+    int64_t base = 0;
+    for (size_t d = 0; d < offsets.size(); ++d) base += offsets[d] * strides[d];
+    const auto* x = static_cast<const unsigned char*>(c.in[0].data) + base * static_cast<int64_t>(es);
+    auto* y = static_cast<unsigned char*>(c.out[0].data);
+    std::array<std::vector<int64_t>, 1> s{strides};
+    for_each_broadcast(
+        out, s, [&](int64_t i, const std::array<int64_t, 1>& o) { std::memmove(y + i * es, x + o[0] * es, es); });
   };
   return ACL_SUCCESS;
 }

@@ -1,6 +1,7 @@
 // Unary kernels: Relu, the math family (Abs, Neg, Exp, Log, ...) and Cast.
 // Half types compute in float32 and round once, like NumPy's float16 ufunc loops.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -126,18 +127,15 @@ typename D::Storage convert_from_double(double v) {
   } else if constexpr (std::is_floating_point<C>::value) {
     return D::store(static_cast<C>(v));
   } else {
-    // float -> int truncates toward zero; NaN / out of range give the x86 "indefinite" value
-    if (std::isnan(v) || v <= static_cast<double>(std::numeric_limits<C>::min()) - 1.0 ||
-        v >= static_cast<double>(std::numeric_limits<C>::max()) + 1.0)
-      return std::is_signed<C>::value ? std::numeric_limits<C>::min() : 0;
-    return static_cast<C>(v);
+    return saturate_trunc<C>(v);  // toward zero; NaN -> 0, out of range saturates
   }
 }
 
 }  // namespace
 
 // Cast(x) -> y of dtype dst_type. Float sources convert from their exact float32/float64
-// value (float32 -> float16/bfloat16 rounds like NumPy / ml_dtypes); ints wrap like NumPy.
+// value (float32 -> float16/bfloat16 rounds like NumPy / ml_dtypes; float -> integer truncates
+// toward zero, NaN -> 0, out of range saturates); ints wrap like NumPy; bool <-> x is 0/1, x != 0.
 aclError k_cast(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
   if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
@@ -151,23 +149,24 @@ aclError k_cast(const OpCall& c, Run* run) {
     ok_dst = visit_dtype(c.out[0].dtype, [&](auto dtag) {
       using D = decltype(dtag);
       *run = [c] {
-        const auto* x = ptr<S>(c.in[0].data);
-        auto* y = ptr<D>(c.out[0].data);
         for (int64_t i = 0; i < c.out[0].numel; ++i) {
-          auto v = S::load(x[i]);
+          auto v = load_at<S>(c.in[0].data, i);
+          if constexpr (S::kBool) v = v != 0 ? 1 : 0;  // any non-zero byte is true
           using SC = decltype(v);
           using DC = typename D::Compute;
+          typename D::Storage y;
           if constexpr (std::is_same<SC, float>::value && std::is_same<DC, float>::value) {
-            y[i] = D::store(v);  // float32 / half <-> float32 / half: exact value, one rounding
+            y = D::store(v);  // float32 / half <-> float32 / half: exact value, one rounding
           } else if constexpr (std::is_floating_point<SC>::value) {
-            y[i] = convert_from_double<D>(static_cast<double>(v));
+            y = convert_from_double<D>(static_cast<double>(v));
           } else if constexpr (D::kBool) {
-            y[i] = v != 0 ? 1 : 0;
+            y = v != 0 ? 1 : 0;
           } else if constexpr (std::is_floating_point<DC>::value) {
-            y[i] = D::store(static_cast<DC>(v));
+            y = D::store(static_cast<DC>(v));
           } else {
-            y[i] = static_cast<typename D::Storage>(v);  // integer -> integer wraps
+            y = static_cast<typename D::Storage>(v);  // integer -> integer wraps
           }
+          std::memcpy(static_cast<unsigned char*>(c.out[0].data) + i * sizeof(y), &y, sizeof(y));
         }
       };
     });

@@ -54,6 +54,7 @@ struct Job {
 template <typename T>
 struct CpuKernel {
   explicit CpuKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
+  OrtStatusPtr Init() { return nullptr; }
   float alpha;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {

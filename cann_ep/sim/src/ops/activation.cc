@@ -1,0 +1,54 @@
+// Elu(x; alpha, scale, input_scale) with the numerics of CANN's kernel
+// (hicann/ops-nn@e5c3fa93 activation/elu/op_kernel/arch35/elu_dag.h:77-104 for float32, :119-145
+// for float16/bfloat16), all in float32:
+//   z = x * input_scale
+//   em1 = |z| < 0.1 ? z*(1 + z*(1/2 + z*(1/6 + z*(1/24 [+ z/120])))) : expf(z) - 1
+//        (Horner, one rounding per step; the 1/120 term for float32 only)
+//   y = (x > 0 ? x : em1 * alpha) * scale, rounded once to y's dtype.
+// NaN x takes the negative branch (the compare is false) and stays NaN.
+#include <cmath>
+#include <type_traits>
+
+#include "dtypes.h"
+#include "ops.h"
+
+namespace aclsim {
+namespace {
+
+template <typename T>
+void elu(const OpCall& c, float alpha, float scale, float input_scale) {
+  constexpr bool kFloat32 = std::is_same<T, F32>::value;
+  const float c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f, c3 = 1.0f / 6.0f, c2 = 1.0f / 2.0f, c1 = 1.0f;
+  for (int64_t i = 0; i < c.out[0].numel; ++i) {
+    const float x = static_cast<float>(load_at<T>(c.in[0].data, i));
+    const float z = fmul(x, input_scale);
+    float t = kFloat32 ? fmul(fadd(fmul(z, c5), c4), z) : fmul(z, c4);
+    t = fmul(fadd(t, c3), z);
+    t = fmul(fadd(t, c2), z);
+    t = fadd(t, c1);
+    const float poly = fmul(t, z);
+    const float em1 = std::fabs(z) < 0.1f ? poly : fadd(std::exp(z), -1.0f);
+    const float neg = fmul(em1, alpha);
+    const float y = fmul(x > 0.0f ? x : neg, scale);
+    store_at<T>(c.out[0].data, i, static_cast<typename T::Compute>(y));
+  }
+}
+
+}  // namespace
+
+aclError k_elu(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", c.in[0], {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  const float alpha = c.attr_float("alpha", 1.0f), scale = c.attr_float("scale", 1.0f),
+              input_scale = c.attr_float("input_scale", 1.0f);
+  switch (c.in[0].dtype) {
+    case ACL_FLOAT: *run = [c, alpha, scale, input_scale] { elu<F32>(c, alpha, scale, input_scale); }; break;
+    case ACL_FLOAT16: *run = [c, alpha, scale, input_scale] { elu<F16>(c, alpha, scale, input_scale); }; break;
+    default: *run = [c, alpha, scale, input_scale] { elu<BF16>(c, alpha, scale, input_scale); }; break;
+  }
+  return ACL_SUCCESS;
+}
+
+}  // namespace aclsim

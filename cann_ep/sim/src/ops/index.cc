@@ -1,0 +1,191 @@
+// Indexing along one axis: GatherElements (torch.gather) and ScatterElements (ONNX/torch scatter
+// with reduction none/add/mul). Shapes follow torch: all ranks equal, the index tensor no larger
+// than the other operands outside the indexed axis. Index values are only known on the device: a
+// value outside [0, size of the axis) (negative ones too, the kernels read them as unsigned) is a
+// device fault (ACL_ERROR_RT_AICORE_EXCEPTION at the next sync) and nothing is written.
+// Sources: hicann/ops-nn@e5c3fa93 index/gather_elements/op_kernel/arch35/gather_elements.h:101-108,
+// index/scatter_elements/op_kernel/arch35/scatter_elements.h:493-548 (updates addressed with their
+// own strides), mindspore-ai/graphengine@cd75e149 .../ops/selection_ops.h:268-294 (out-of-bound
+// index: "an aic_error will occur").
+#include <cstring>
+#include <type_traits>
+
+#include "dtypes.h"
+#include "ops.h"
+
+namespace aclsim {
+namespace {
+
+struct IndexGeom {
+  size_t axis = 0;
+  int64_t axis_size = 0;                // size of the indexed axis in x / data
+  std::vector<int64_t> index_strides;   // row-major strides of the index tensor
+  std::vector<int64_t> target_strides;  // of x (gather) / data (scatter)
+  std::vector<int64_t> other_strides;   // of updates (scatter)
+};
+
+aclError normalize_axis(const OpCall& c, const char* attr, int64_t value, size_t rank, size_t* axis) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (value < -r || value >= r)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute %s is %lld, expected a value in [%lld, %lld]",
+                c.type.c_str(), attr, static_cast<long long>(value), static_cast<long long>(-r),
+                static_cast<long long>(r - 1));
+  *axis = static_cast<size_t>(value < 0 ? value + r : value);
+  return ACL_SUCCESS;
+}
+
+// index dims <= `other` dims, on every axis except `skip` (rank already equal).
+aclError expect_not_larger(const OpCall& c, const char* what, const OpTensor& index, const char* other_name,
+                           const OpTensor& other, int64_t skip) {
+  for (size_t d = 0; d < index.dims.size(); ++d) {
+    if (static_cast<int64_t>(d) == skip || index.dims[d] <= other.dims[d]) continue;
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %s has shape %s, larger than %s %s on dim %zu", c.type.c_str(), what,
+                shape_str(index.dims).c_str(), other_name, shape_str(other.dims).c_str(), d);
+  }
+  return ACL_SUCCESS;
+}
+
+// Offsets of every index element in the target (x / data) and, optionally, in `other`; or a fault
+// naming the first bad index.
+bool resolve(const OpTensor& index, const char* index_name, const IndexGeom& g, const char* target_name,
+             const std::vector<int64_t>& target_dims, std::vector<int64_t>* target, std::vector<int64_t>* other) {
+  const size_t rank = index.dims.size();
+  std::vector<int64_t> idx(rank, 0);
+  target->resize(static_cast<size_t>(index.numel));
+  if (other) other->resize(static_cast<size_t>(index.numel));
+  for (int64_t i = 0; i < index.numel; ++i) {
+    const int64_t v = index_at(index, i);
+    if (v < 0 || v >= g.axis_size) {
+      device_fault("input 1 (%s) holds %lld at %s, outside [0, %lld) (dim %zu of %s %s)", index_name,
+                   static_cast<long long>(v), index_str(i, index.dims).c_str(), static_cast<long long>(g.axis_size),
+                   g.axis, target_name, shape_str(target_dims).c_str());
+      return false;
+    }
+    int64_t t = 0, u = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      t += (d == g.axis ? v : idx[d]) * g.target_strides[d];
+      if (other) u += idx[d] * g.other_strides[d];
+    }
+    (*target)[i] = t;
+    if (other) (*other)[i] = u;
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < index.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+enum class Reduction { kNone, kAdd, kMul };
+
+template <typename T>
+void scatter_combine(void* y, int64_t yi, const void* u, int64_t ui, Reduction r) {
+  using C = typename T::Compute;
+  const C a = load_at<T>(y, yi), b = load_at<T>(u, ui);
+  C v;
+  if constexpr (std::is_same<C, float>::value) {
+    v = r == Reduction::kAdd ? fadd(a, b) : fmul(a, b);
+  } else if constexpr (std::is_floating_point<C>::value) {
+    v = r == Reduction::kAdd ? a + b : a * b;
+  } else {
+    using U = std::make_unsigned_t<C>;  // integers wrap
+    const uint64_t ua = static_cast<U>(a), ub = static_cast<U>(b);
+    v = static_cast<C>(static_cast<U>(r == Reduction::kAdd ? ua + ub : ua * ub));
+  }
+  store_at<T>(y, yi, v);
+}
+
+}  // namespace
+
+// GatherElements(x, index; dim = 0) -> y (shape of index): y[i..] = x[i.. with index[i..] on dim].
+aclError k_gather_elements(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &x = c.in[0], &index = c.in[1], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x,
+                                    {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64,
+                                     ACL_UINT8, ACL_UINT16, ACL_UINT32, ACL_UINT64, ACL_BOOL}))
+    return rc;
+  if (aclError rc = expect_dtype_in(c, "input 1 (index)", index, {ACL_INT32, ACL_INT64})) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  if (x.dims.empty() || index.dims.size() != x.dims.size())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "GatherElements: input 1 (index) has shape %s, expected rank %zu (x %s)",
+                shape_str(index.dims).c_str(), x.dims.size(), shape_str(x.dims).c_str());
+  IndexGeom g;
+  if (aclError rc = normalize_axis(c, "dim", c.attr_int("dim", 0), x.dims.size(), &g.axis)) return rc;
+  if (aclError rc = expect_not_larger(c, "input 1 (index)", index, "x", x, static_cast<int64_t>(g.axis))) return rc;
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", index.dims, "the shape of index")) return rc;
+  g.axis_size = x.dims[g.axis];
+  g.index_strides = row_major_strides(index.dims);
+  g.target_strides = row_major_strides(x.dims);
+  const size_t es = dtype_size(x.dtype);
+  *run = [c, g, es] {
+    std::vector<int64_t> src;
+    if (!resolve(c.in[1], "index", g, "x", c.in[0].dims, &src, nullptr)) return;
+    const auto* xs = static_cast<const unsigned char*>(c.in[0].data);
+    auto* ys = static_cast<unsigned char*>(c.out[0].data);
+    for (int64_t i = 0; i < c.out[0].numel; ++i) std::memmove(ys + i * es, xs + src[i] * es, es);
+  };
+  return ACL_SUCCESS;
+}
+
+// ScatterElements(data, indices, updates; axis = 0, reduction = "none") -> y (shape of data): a
+// copy of data, then for every element of indices in row-major order y[.. indices[i..] on axis ..]
+// = / += / *= updates[i..] (float16/bfloat16 in float32, one rounding per update; integers wrap).
+// With "none" and a repeated index the last update wins. y may be data's own buffer.
+aclError k_scatter_elements(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 3, 1)) return rc;
+  const OpTensor &data = c.in[0], &indices = c.in[1], &updates = c.in[2], &y = c.out[0];
+  if (aclError rc =
+          expect_dtype_in(c, "input 0 (data)", data,
+                          {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_INT32, ACL_INT64}))
+    return rc;
+  if (aclError rc = expect_dtype_in(c, "input 1 (indices)", indices, {ACL_INT32, ACL_INT64})) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 2 (updates)", updates, "input 0 (data)", data)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (data)", data)) return rc;
+  if (data.dims.empty() || indices.dims.size() != data.dims.size() || updates.dims.size() != data.dims.size())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "ScatterElements: data %s, indices %s and updates %s must have the same rank (>= 1)",
+                shape_str(data.dims).c_str(), shape_str(indices.dims).c_str(), shape_str(updates.dims).c_str());
+  IndexGeom g;
+  if (aclError rc = normalize_axis(c, "axis", c.attr_int("axis", 0), data.dims.size(), &g.axis)) return rc;
+  if (aclError rc = expect_not_larger(c, "input 1 (indices)", indices, "updates", updates, -1)) return rc;
+  if (aclError rc = expect_not_larger(c, "input 1 (indices)", indices, "data", data, static_cast<int64_t>(g.axis)))
+    return rc;
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", data.dims, "the shape of data")) return rc;
+  const std::string red = c.attr_string("reduction", "none");
+  Reduction r;
+  if (red == "none")
+    r = Reduction::kNone;
+  else if (red == "add")
+    r = Reduction::kAdd;
+  else if (red == "mul")
+    r = Reduction::kMul;
+  else
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "ScatterElements: attribute reduction is \"%s\", expected \"none\", \"add\" or \"mul\"", red.c_str());
+  g.axis_size = data.dims[g.axis];
+  g.index_strides = row_major_strides(indices.dims);
+  g.target_strides = row_major_strides(data.dims);
+  g.other_strides = row_major_strides(updates.dims);
+  const size_t es = dtype_size(data.dtype);
+  visit_dtype(data.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!T::kBool)
+      *run = [c, g, es, r] {
+        std::vector<int64_t> dst, src;
+        if (!resolve(c.in[1], "indices", g, "data", c.in[0].dims, &dst, &src)) return;
+        auto* ys = static_cast<unsigned char*>(c.out[0].data);
+        const auto* us = static_cast<const unsigned char*>(c.in[2].data);
+        if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(ys, c.in[0].data, c.in[0].bytes);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          if (r == Reduction::kNone)
+            std::memmove(ys + dst[i] * es, us + src[i] * es, es);
+          else
+            scatter_combine<T>(ys, dst[i], us, src[i], r);
+        }
+      };
+  });
+  return ACL_SUCCESS;
+}
+
+}  // namespace aclsim

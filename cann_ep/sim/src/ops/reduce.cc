@@ -1,0 +1,152 @@
+// ReduceSum(x, axes; keep_dims = false, noop_with_empty_axes = true) -> y
+// (hicann/ops-math@c4193324 math/reduce_sum/op_graph/reduce_sum_proto.h:55; shape rules of
+// common/inc/op_host/infershape_reduce_util.h: axes in [-rank, rank-1], negative ones wrap, a
+// repeated axis counts once; empty axes: y = x when noop_with_empty_axes, else every axis).
+// Each output element sums its inputs in increasing (row-major) order, starting from the first
+// one: float32 accumulation for float32/float16/bfloat16 (one rounding at the end), float64 for
+// float64, integers wrap. Axes given in device memory are read when the op runs; a bad value then
+// is a device fault.
+#include <cstring>
+#include <type_traits>
+
+#include "dtypes.h"
+#include "ops.h"
+
+namespace aclsim {
+namespace {
+
+struct ReducePlan {
+  std::vector<bool> reduced;      // per input dim
+  std::vector<int64_t> out_dims;  // with keep_dims applied
+  bool identity = false;          // empty axes with noop_with_empty_axes
+};
+
+// Builds the plan from axis values; "" or what is wrong with them.
+std::string plan_reduce(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& axes, bool keep_dims,
+                        bool noop_empty, ReducePlan* p) {
+  const int64_t rank = static_cast<int64_t>(x_dims.size());
+  p->reduced.assign(x_dims.size(), false);
+  p->identity = axes.empty() && noop_empty;
+  if (p->identity) {
+    p->out_dims = x_dims;
+    return "";
+  }
+  if (axes.empty()) p->reduced.assign(x_dims.size(), true);
+  const int64_t lo = rank == 0 ? -1 : -rank, hi = rank == 0 ? 0 : rank - 1;
+  for (int64_t a : axes) {
+    if (a < lo || a > hi)
+      return "axis " + std::to_string(a) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+             "] for x " + shape_str(x_dims);
+    if (rank > 0) p->reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  }
+  p->out_dims.clear();
+  for (size_t d = 0; d < x_dims.size(); ++d) {
+    if (!p->reduced[d])
+      p->out_dims.push_back(x_dims[d]);
+    else if (keep_dims)
+      p->out_dims.push_back(1);
+  }
+  return "";
+}
+
+bool shape_fits(const std::vector<int64_t>& want, const std::vector<int64_t>& got) {
+  return got == want || (want.empty() && got == std::vector<int64_t>{1});
+}
+
+// Accumulator type: the float type itself, or the unsigned type of an integer (sums wrap).
+template <typename C, bool = std::is_floating_point<C>::value>
+struct AccOf {
+  using type = C;
+};
+template <typename C>
+struct AccOf<C, false> {
+  using type = std::make_unsigned_t<C>;
+};
+
+template <typename T>
+void reduce_sum(const OpCall& c, const ReducePlan& p) {
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (p.identity) {
+    if (x.bytes > 0 && y.data != x.data) std::memmove(y.data, x.data, x.bytes);
+    return;
+  }
+  using C = typename T::Compute;
+  using Acc = typename AccOf<C>::type;
+  // Output index of every input element: strides of the output over the kept dims, 0 on reduced ones.
+  std::vector<int64_t> out_stride(x.dims.size(), 0);
+  int64_t stride = 1;
+  for (size_t d = x.dims.size(); d-- > 0;) {
+    if (p.reduced[d]) continue;
+    out_stride[d] = stride;
+    stride *= x.dims[d];
+  }
+  const int64_t n_out = stride;
+  std::vector<Acc> acc(static_cast<size_t>(n_out), Acc(0));
+  std::vector<bool> started(static_cast<size_t>(n_out), false);
+  std::vector<int64_t> idx(x.dims.size(), 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < x.numel; ++i) {
+    const Acc v = static_cast<Acc>(load_at<T>(x.data, i));
+    if constexpr (std::is_same<Acc, float>::value) {
+      acc[o] = started[o] ? fadd(acc[o], v) : v;
+    } else if constexpr (std::is_floating_point<Acc>::value) {
+      const Acc sum = acc[o] + v;
+      acc[o] = !started[o] ? v : sum != sum ? nan_result(acc[o], v) : sum;
+    } else {
+      acc[o] = static_cast<Acc>(acc[o] + v);  // unsigned: wraps
+    }
+    started[o] = true;
+    for (size_t d = x.dims.size(); d-- > 0;) {
+      ++idx[d];
+      o += out_stride[d];
+      if (idx[d] < x.dims[d]) break;
+      o -= out_stride[d] * x.dims[d];
+      idx[d] = 0;
+    }
+  }
+  for (int64_t j = 0; j < n_out; ++j) store_at<T>(y.data, j, static_cast<C>(acc[j]));
+}
+
+}  // namespace
+
+aclError k_reduce_sum(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (aclError rc =
+          expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+    return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  std::vector<int64_t> axes;
+  bool known;
+  if (aclError rc = read_index_list(c, 1, "input 1 (axes)", false, &axes, &known)) return rc;
+  const bool keep_dims = c.attr_int("keep_dims", 0) != 0;
+  const bool noop_empty = c.attr_int("noop_with_empty_axes", 1) != 0;
+  ReducePlan plan;
+  if (known || c.in[1].numel == 0) {  // const (or empty) axes: everything is checked now
+    std::string bad = plan_reduce(x.dims, axes, keep_dims, noop_empty, &plan);
+    if (!bad.empty())
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "ReduceSum: input 1 (axes) %s: %s", shape_str(axes).c_str(),
+                  bad.c_str());
+    if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", plan.out_dims,
+                                          keep_dims ? "x reduced over axes, keep_dims=true" : "x reduced over axes"))
+      return rc;
+  }
+  visit_dtype(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!T::kBool)
+      *run = [c, plan, known, keep_dims, noop_empty] {
+        if (known || c.in[1].numel == 0) return reduce_sum<T>(c, plan);
+        std::vector<int64_t> values;  // axes in device memory: read and checked now, in stream order
+        for (int64_t i = 0; i < c.in[1].numel; ++i) values.push_back(index_at(c.in[1], i));
+        ReducePlan p;
+        std::string bad = plan_reduce(c.in[0].dims, values, keep_dims, noop_empty, &p);
+        if (bad.empty() && !shape_fits(p.out_dims, c.out[0].dims))
+          bad = "gives y shape " + shape_str(p.out_dims) + ", but output 0 (y) is " + shape_str(c.out[0].dims);
+        if (!bad.empty()) return device_fault("input 1 (axes) %s: %s", shape_str(values).c_str(), bad.c_str());
+        reduce_sum<T>(c, p);
+      };
+  });
+  return ACL_SUCCESS;
+}
+
+}  // namespace aclsim

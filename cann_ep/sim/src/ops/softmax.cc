@@ -1,0 +1,149 @@
+// Softmax family: LogSoftmaxV2 (one axis) and SoftmaxCrossEntropyWithLogits ([N, C] features and
+// soft labels -> per-row loss and backprop). float32 math (float16/bfloat16 load exactly, results
+// round once); along the reduced axis, in increasing index order:
+//   m = max (a NaN makes it NaN), sub = x - m, e = expf(sub), s = sum of e from 0, ls = logf(s)
+//   LogSoftmaxV2: y = sub - ls
+//   SoftmaxCrossEntropyWithLogits (hicann/ops-nn@e5c3fa93 activation/softmax_cross_entropy_with_logits/
+//   op_kernel/arch35/softmax_cross_entropy_with_logits_full_load.h:213-237, VfBackProp):
+//     backprop = e / s - labels; loss = sum over c (from the first term) of (ls - sub) * labels.
+#include <cmath>
+#include <limits>
+
+#include "dtypes.h"
+#include "ops.h"
+
+namespace aclsim {
+namespace {
+
+// The running maximum CANN's pooling/softmax kernels keep: a larger value or any NaN replaces it.
+inline bool replaces_max(float v, float m) { return v > m || v != v; }
+
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;  // dims before the axis, along it, after it
+};
+
+AxisSplit split_at(const std::vector<int64_t>& dims, size_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d < axis)
+      s.outer *= dims[d];
+    else if (d == axis)
+      s.n = dims[d];
+    else
+      s.inner *= dims[d];
+  }
+  return s;
+}
+
+template <typename T>
+void log_softmax(const OpCall& c, AxisSplit a) {
+  const void* x = c.in[0].data;
+  void* y = c.out[0].data;
+  for (int64_t o = 0; o < a.outer; ++o)
+    for (int64_t in = 0; in < a.inner; ++in) {
+      const int64_t base = o * a.n * a.inner + in;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < a.n; ++k) {
+        const float v = static_cast<float>(load_at<T>(x, base + k * a.inner));
+        if (replaces_max(v, m)) m = v;
+      }
+      float s = 0.0f;
+      for (int64_t k = 0; k < a.n; ++k)
+        s = fadd(s, std::exp(fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m)));
+      const float ls = std::log(s);
+      for (int64_t k = 0; k < a.n; ++k) {
+        const float sub = fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m);
+        store_at<T>(y, base + k * a.inner, static_cast<typename T::Compute>(fsub(sub, ls)));
+      }
+    }
+}
+
+template <typename T>
+void softmax_cross_entropy(const OpCall& c, int64_t n, int64_t classes) {
+  const void *x = c.in[0].data, *labels = c.in[1].data;
+  void *loss = c.out[0].data, *backprop = c.out[1].data;
+  std::vector<float> sub(static_cast<size_t>(classes)), e(static_cast<size_t>(classes));
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t base = r * classes;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < classes; ++k) {
+      const float v = static_cast<float>(load_at<T>(x, base + k));
+      if (replaces_max(v, m)) m = v;
+    }
+    float s = 0.0f;
+    for (int64_t k = 0; k < classes; ++k) {
+      sub[k] = fsub(static_cast<float>(load_at<T>(x, base + k)), m);
+      e[k] = std::exp(sub[k]);
+      s = fadd(s, e[k]);
+    }
+    const float ls = std::log(s);
+    float total = 0.0f;
+    for (int64_t k = 0; k < classes; ++k) {
+      const float label = static_cast<float>(load_at<T>(labels, base + k));
+      store_at<T>(backprop, base + k, static_cast<typename T::Compute>(fsub(fdiv(e[k], s), label)));
+      const float term = fmul(fsub(ls, sub[k]), label);
+      total = k == 0 ? term : fadd(total, term);
+    }
+    store_at<T>(loss, r, static_cast<typename T::Compute>(total));
+  }
+}
+
+bool softmax_dtype(aclDataType t) { return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16; }
+
+}  // namespace
+
+// LogSoftmaxV2(logits; axes = [-1]) -> logsoftmax, one axis.
+aclError k_log_softmax_v2(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (logits)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
+  if (aclError rc = expect_same_shape(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
+  std::vector<int64_t> axes = c.has_attr("axes") ? c.attr_list("axes") : std::vector<int64_t>{-1};
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (axes.size() != 1)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "LogSoftmaxV2: attribute axes is %s, expected one axis",
+                shape_str(axes).c_str());
+  int64_t axis = axes[0];
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "LogSoftmaxV2: attribute axes is %s, out of range for input 0 %s",
+                shape_str(axes).c_str(), shape_str(x.dims).c_str());
+  if (axis < 0) axis += rank;
+  const AxisSplit a = split_at(x.dims, static_cast<size_t>(axis));
+  switch (x.dtype) {
+    case ACL_FLOAT: *run = [c, a] { log_softmax<F32>(c, a); }; break;
+    case ACL_FLOAT16: *run = [c, a] { log_softmax<F16>(c, a); }; break;
+    default: *run = [c, a] { log_softmax<BF16>(c, a); }; break;
+  }
+  return ACL_SUCCESS;
+}
+
+// SoftmaxCrossEntropyWithLogits(features [N, C], labels [N, C]) -> loss [N], backprop [N, C].
+aclError k_softmax_cross_entropy(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 2)) return rc;
+  const OpTensor &x = c.in[0], &labels = c.in[1];
+  if (!softmax_dtype(x.dtype)) return expect_dtype_in(c, "input 0 (features)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  if (aclError rc = expect_same_dtype(c, "input 1 (labels)", labels, "input 0 (features)", x)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (loss)", c.out[0], "input 0 (features)", x)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 1 (backprop)", c.out[1], "input 0 (features)", x)) return rc;
+  if (x.dims.size() != 2)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "SoftmaxCrossEntropyWithLogits: input 0 (features) has shape %s, expected 2-D [batch, classes]",
+                shape_str(x.dims).c_str());
+  if (aclError rc = expect_same_shape(c, "input 1 (labels)", labels, "input 0 (features)", x)) return rc;
+  const int64_t n = x.dims[0], classes = x.dims[1];
+  if (classes == 0 && n > 0)
+    return fail(ACL_ERROR_INVALID_PARAM,
+                "SoftmaxCrossEntropyWithLogits: input 0 (features) has shape %s: no classes to normalise over",
+                shape_str(x.dims).c_str());
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (loss)", {n}, "[batch] of features")) return rc;
+  if (aclError rc = expect_output_shape(c, 1, "output 1 (backprop)", x.dims, "the shape of features")) return rc;
+  switch (x.dtype) {
+    case ACL_FLOAT: *run = [c, n, classes] { softmax_cross_entropy<F32>(c, n, classes); }; break;
+    case ACL_FLOAT16: *run = [c, n, classes] { softmax_cross_entropy<F16>(c, n, classes); }; break;
+    default: *run = [c, n, classes] { softmax_cross_entropy<BF16>(c, n, classes); }; break;
+  }
+  return ACL_SUCCESS;
+}
+
+}  // namespace aclsim

@@ -1,0 +1,93 @@
+// AdamUpdate's definition for the kernels (ort_ops/ops/adam_update.py is the definition of record;
+// tests/ops/test_contract.py checks that the library registers what it says):
+//   float64: step = -lr / (1 - beta1^(t-1) * beta1), bc2_sqrt = sqrt(1 - beta2^(t-1) * beta2)
+//   float32: g = grad (+ param * wd); m += (g - m) * (1 - beta1); v = v * beta2 + g * (1 - beta2) * g;
+//            new_param = param + m / (sqrt(v) / bc2_sqrt + eps) * step
+#pragma once
+
+#include <charconv>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/declared_op.h"
+#include "common/tensor_checks.h"
+#include "common/tensor_io.h"
+
+namespace ortops::adam_update {
+
+constexpr const char* kName = "AdamUpdate";
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kF64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+constexpr int64_t kScalars = 3;  // lr, beta1^(t-1), beta2^(t-1)
+
+// The float64 a float attribute stands for: the double nearest to the shortest decimal that
+// rounds to its float32 value (0.9f -> 0.9), as ort_ops.ops.adam_update.attribute_double.
+inline double AttributeDouble(float value) {
+  char text[64];
+  const std::to_chars_result printed = std::to_chars(text, text + sizeof text, value);
+  double parsed = static_cast<double>(value);
+  std::from_chars(text, printed.ptr, parsed);
+  return parsed;
+}
+
+struct Attributes {
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  double beta1_d = 0.9, beta2_d = 0.999;  // AttributeDouble of the betas
+};
+
+// Reads the attributes and rejects what torch.optim.Adam rejects (the reference's check_attributes).
+inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta1", 0.9f, &a->beta1));
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta2", 0.999f, &a->beta2));
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "eps", 1e-8f, &a->eps));
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "weight_decay", 0.0f, &a->weight_decay));
+  const std::string op = kName;
+  for (const auto& [name, beta] : {std::pair{"beta1", a->beta1}, std::pair{"beta2", a->beta2}}) {
+    if (!(beta >= 0.0f && beta < 1.0f)) {
+      return MakeError(op + ": " + name + " must be in [0, 1), got " + std::to_string(beta));
+    }
+  }
+  if (!(a->eps >= 0.0f)) return MakeError(op + ": eps must be >= 0, got " + std::to_string(a->eps));
+  if (!(a->weight_decay >= 0.0f)) {
+    return MakeError(op + ": weight_decay must be >= 0, got " + std::to_string(a->weight_decay));
+  }
+  a->beta1_d = AttributeDouble(a->beta1);
+  a->beta2_d = AttributeDouble(a->beta2);
+  return nullptr;
+}
+
+// One node's inputs (checked) and outputs (allocated).
+struct Io {
+  TensorView param, grad, exp_avg, exp_avg_sq, scalars;
+  void* new_param = nullptr;
+  void* new_exp_avg = nullptr;
+  void* new_exp_avg_sq = nullptr;
+  size_t count = 0;
+};
+
+inline OrtStatusPtr PrepareIo(OrtKernelContext* context, Io* io) {
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 0, kName, "param", kF32, &io->param));
+  const std::vector<int64_t>& shape = io->param.shape;
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 1, kName, "grad", kF32, &io->grad, &shape, "param"));
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 2, kName, "exp_avg", kF32, &io->exp_avg, &shape, "param"));
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 3, kName, "exp_avg_sq", kF32, &io->exp_avg_sq, &shape, "param"));
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 4, kName, "scalars", kF64, &io->scalars));
+  if (io->scalars.shape != std::vector<int64_t>{kScalars}) {
+    return MakeError(std::string(kName) + ": scalars must have shape [3] (lr, beta1^(t-1), beta2^(t-1)), got " +
+                     ShapeText(io->scalars.shape));
+  }
+  io->count = io->param.count;
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &io->new_param));
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_exp_avg));
+  return AllocateOutput(context, 2, shape, &io->new_exp_avg_sq);
+}
+
+inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32}, {kF32}, {kF64}}; }
+inline std::vector<IoSpec> OutputSpecs() { return {{kF32}, {kF32}, {kF32}}; }
+
+// The registration lists (ort_ops/csrc/ops/CMakeLists: every op folder provides these).
+const std::vector<OrtCustomOp*>& CpuOps();
+const std::vector<OrtCustomOp*>& CannOps();
+
+}  // namespace ortops::adam_update

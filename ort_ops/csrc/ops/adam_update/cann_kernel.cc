@@ -1,0 +1,111 @@
+// AdamUpdate on the CANN EP, through CANN's own ops on the session's stream (docs/ops/AdamUpdate.md):
+//   s = Cast(scalars: float64 [3] -> float32 [3])                  (lr, beta1^(t-1), beta2^(t-1))
+//   weight_decay != 0: g = Axpy(grad, param, alpha = weight_decay)  (grad + wd * param: L2, Adam's)
+//   new_param, new_exp_avg, new_exp_avg_sq = device copies of param, exp_avg, exp_avg_sq, then
+//   ApplyAdamW on them in place with weight_decay 0 (PyTorch Adam's epsilon placement; CANN
+//   multiplies the beta powers by beta itself and computes in float32, in its own order).
+// beta1, beta2, eps and the zero weight decay are constant inputs (no host-to-device copy); the
+// float32 scalars and the decayed gradient live in per-stream scratch (stream_scratch.h). The CANN
+// ops a node launches are checked against the SoC when its kernel is created.
+#include <string>
+
+#include "cann/acl_op.h"
+#include "cann/cann_run.h"
+#include "cann/soc.h"
+#include "cann/stream_scratch.h"
+#include "common/op_base.h"
+#include "ops/adam_update/adam_update.h"
+
+namespace ortops::adam_update {
+namespace {
+
+using cann::AclOp;
+using cann::CannRun;
+using cann::ScratchLease;
+
+using cann::ScratchAligned;
+
+class CannKernel : public Kernel {
+ public:
+  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
+    *status = ReadAttributes(info, &a_);
+    if (*status != nullptr) return;
+    *status = cann::AclForKernel(kName, &acl_);
+    if (*status != nullptr) return;
+    *status = cann::RequireOps(*acl_, kName, {"Cast", "ApplyAdamW"});
+    if (*status == nullptr && a_.weight_decay != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Axpy"});
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    Io io;
+    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, &io));
+    if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the outputs are empty anyway
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, kName, &run));
+    const std::vector<int64_t>& shape = io.param.shape;
+    const size_t bytes = io.count * sizeof(float);
+    const bool decay = a_.weight_decay != 0.0f;
+    // scratch: float32 scalars | [decayed grad]
+    const size_t scalars_slot = ScratchAligned(kScalars * sizeof(float));
+    ScratchLease lease;
+    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, io.param.memory, *run.acl, run.stream,
+                                            scalars_slot + (decay ? ScratchAligned(bytes) : 0), &lease));
+    char* s32 = lease.data();
+    const std::vector<int64_t> one{1};
+    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
+                               .Input(io.scalars.data, kScalars * sizeof(double), ACL_DOUBLE, {kScalars})
+                               .Output(s32, kScalars * sizeof(float), ACL_FLOAT, {kScalars})
+                               .AttrInt("dst_type", ACL_FLOAT)
+                               .Run(run.stream));
+    const void* g = io.grad.data;
+    if (decay) {
+      void* decayed = s32 + scalars_slot;
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Axpy")
+                                 .Input(g, bytes, ACL_FLOAT, shape)
+                                 .Input(io.param.data, bytes, ACL_FLOAT, shape)
+                                 .Output(decayed, bytes, ACL_FLOAT, shape)
+                                 .AttrFloat("alpha", a_.weight_decay)
+                                 .Run(run.stream));
+      g = decayed;
+    }
+    ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_param, io.param.data, bytes));
+    ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg, io.exp_avg.data, bytes));
+    ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg_sq, io.exp_avg_sq.data, bytes));
+    constexpr size_t f = sizeof(float);
+    return AclOp(*run.acl, "ApplyAdamW")
+        .Input(io.new_param, bytes, ACL_FLOAT, shape)       // var
+        .Input(io.new_exp_avg, bytes, ACL_FLOAT, shape)     // m
+        .Input(io.new_exp_avg_sq, bytes, ACL_FLOAT, shape)  // v
+        .Input(s32 + f, f, ACL_FLOAT, one)                  // beta1_power = beta1^(t-1)
+        .Input(s32 + 2 * f, f, ACL_FLOAT, one)              // beta2_power = beta2^(t-1)
+        .Input(s32, f, ACL_FLOAT, one)                      // lr
+        .ConstInput(&kZero, f, ACL_FLOAT, one)              // weight_decay (AdamW's; Adam's L2 is above)
+        .ConstInput(&a_.beta1, f, ACL_FLOAT, one)
+        .ConstInput(&a_.beta2, f, ACL_FLOAT, one)
+        .ConstInput(&a_.eps, f, ACL_FLOAT, one)
+        .Input(g, bytes, ACL_FLOAT, shape)  // grad
+        .AbsentInput()                      // max_grad_norm (amsgrad only)
+        .Output(io.new_param, bytes, ACL_FLOAT, shape)
+        .Output(io.new_exp_avg, bytes, ACL_FLOAT, shape)
+        .Output(io.new_exp_avg_sq, bytes, ACL_FLOAT, shape)
+        .AttrBool("amsgrad", false)
+        .AttrBool("maximize", false)
+        .Run(run.stream);
+  }
+
+ private:
+  static constexpr float kZero = 0.0f;
+  Attributes a_;
+  const cann::AclApi* acl_ = nullptr;
+  mutable cann::ScratchUser scratch_;
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CannOps() {
+  static DeclaredOp op{kName, kCannProvider, InputSpecs(), OutputSpecs(), MakeKernel<CannKernel>};
+  static const std::vector<OrtCustomOp*> ops{&op};
+  return ops;
+}
+
+}  // namespace ortops::adam_update

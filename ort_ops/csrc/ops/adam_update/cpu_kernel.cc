@@ -1,0 +1,95 @@
+// AdamUpdate on the CPU EP: the step scalars in float64 once per run, then one pass over the
+// parameter, each step one float32 IEEE operation in the order of the ONNX update graph it replaces
+// (ort_ops/training/optim.py), chunked over the session's intra-op thread pool for large parameters.
+// Buffers may sit at any address (IOBinding): elements are accessed through memcpy.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/element_type.h"
+#include "common/op_base.h"
+#include "ops/adam_update/adam_update.h"
+
+namespace ortops::adam_update {
+namespace {
+
+constexpr size_t kParallelMinElements = size_t{1} << 16;
+constexpr size_t kChunkElements = size_t{1} << 14;
+
+struct Job {
+  const void *param, *grad, *exp_avg, *exp_avg_sq;
+  void *new_param, *new_exp_avg, *new_exp_avg_sq;
+  size_t count;
+  float weight_decay, one_minus_beta1, beta2, one_minus_beta2, eps;
+  float step, bc2_sqrt;  // -lr / (1 - beta1^t) and sqrt(1 - beta2^t), rounded from float64
+
+  void Run(size_t begin, size_t end) const {
+    const bool decay = weight_decay != 0.0f;
+    for (size_t i = begin; i < end; ++i) {
+      const float p = LoadFloat<Float32>(param, i);
+      float g = LoadFloat<Float32>(grad, i);
+      if (decay) g = g + p * weight_decay;
+      const float m0 = LoadFloat<Float32>(exp_avg, i);
+      const float m = m0 + (g - m0) * one_minus_beta1;
+      const float v = LoadFloat<Float32>(exp_avg_sq, i) * beta2 + (g * one_minus_beta2) * g;
+      const float denom = std::sqrt(v) / bc2_sqrt + eps;
+      StoreFloat<Float32>(new_exp_avg, i, m);
+      StoreFloat<Float32>(new_exp_avg_sq, i, v);
+      StoreFloat<Float32>(new_param, i, p + (m / denom) * step);
+    }
+  }
+  static void RunChunk(void* self, size_t index) {
+    const Job& job = *static_cast<const Job*>(self);
+    const size_t begin = index * kChunkElements;
+    job.Run(begin, std::min(job.count, begin + kChunkElements));
+  }
+};
+
+class CpuKernel : public Kernel {
+ public:
+  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = ReadAttributes(info, &a_); }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    Io io;
+    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, &io));
+    if (io.count == 0) return nullptr;
+    double s[kScalars];
+    std::memcpy(s, io.scalars.data, sizeof s);
+    const double bc1 = 1.0 - s[1] * a_.beta1_d;
+    const double bc2 = 1.0 - s[2] * a_.beta2_d;
+    Job job{io.param.data,
+            io.grad.data,
+            io.exp_avg.data,
+            io.exp_avg_sq.data,
+            io.new_param,
+            io.new_exp_avg,
+            io.new_exp_avg_sq,
+            io.count,
+            a_.weight_decay,
+            static_cast<float>(1.0 - a_.beta1_d),
+            a_.beta2,
+            static_cast<float>(1.0 - a_.beta2_d),
+            a_.eps,
+            static_cast<float>(-(s[0] / bc1)),
+            static_cast<float>(std::sqrt(bc2))};
+    if (io.count < kParallelMinElements) {
+      job.Run(0, io.count);
+      return nullptr;
+    }
+    const size_t chunks = (io.count + kChunkElements - 1) / kChunkElements;
+    return Api().KernelContext_ParallelFor(context, &Job::RunChunk, chunks, 0, &job);
+  }
+
+ private:
+  Attributes a_;
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CpuOps() {
+  static DeclaredOp op{kName, kCpuProvider, InputSpecs(), OutputSpecs(), MakeKernel<CpuKernel>};
+  static const std::vector<OrtCustomOp*> ops{&op};
+  return ops;
+}
+
+}  // namespace ortops::adam_update

@@ -1,0 +1,84 @@
+// SGDUpdate on the CPU EP: one pass over the parameter, each step one float32 IEEE operation in
+// the order of the ONNX update graph it replaces (ort_ops/training/optim.py), chunked over the
+// session's intra-op thread pool for large parameters. Buffers may sit at any address (IOBinding):
+// elements are accessed through memcpy.
+#include <algorithm>
+#include <cstring>
+
+#include "common/element_type.h"
+#include "common/op_base.h"
+#include "ops/sgd_update/sgd_update.h"
+
+namespace ortops::sgd_update {
+namespace {
+
+constexpr size_t kParallelMinElements = size_t{1} << 16;
+constexpr size_t kChunkElements = size_t{1} << 14;
+
+struct Job {
+  const void* param;
+  const void* grad;
+  const void* buffer;  // momentum != 0 only
+  void* new_param;
+  void* new_buffer;
+  size_t count;
+  float neg_lr, step_momentum, grad_scale;  // from the scalars
+  Attributes a;
+
+  void Run(size_t begin, size_t end) const {
+    const bool decay = a.weight_decay != 0.0f;
+    const bool momentum = a.momentum != 0.0f;
+    for (size_t i = begin; i < end; ++i) {
+      const float p = LoadFloat<Float32>(param, i);
+      float g = LoadFloat<Float32>(grad, i);
+      if (decay) g = g + p * a.weight_decay;
+      if (momentum) {
+        const float b = LoadFloat<Float32>(buffer, i) * step_momentum + g * grad_scale;
+        StoreFloat<Float32>(new_buffer, i, b);
+        g = a.nesterov ? g + b * a.momentum : b;
+      }
+      StoreFloat<Float32>(new_param, i, p + g * neg_lr);
+    }
+  }
+  static void RunChunk(void* self, size_t index) {
+    const Job& job = *static_cast<const Job*>(self);
+    const size_t begin = index * kChunkElements;
+    job.Run(begin, std::min(job.count, begin + kChunkElements));
+  }
+};
+
+class CpuKernel : public Kernel {
+ public:
+  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
+    *status = ReadAttributes(info, &attributes_);
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    Io io;
+    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, attributes_, &io));
+    if (io.count == 0) return nullptr;
+    float s[kScalars];
+    std::memcpy(s, io.scalars.data, sizeof s);
+    Job job{io.param.data, io.grad.data, io.buffer.data, io.new_param, io.new_buffer,
+            io.count,      -s[0],        s[1],           s[2],         attributes_};
+    if (io.count < kParallelMinElements) {
+      job.Run(0, io.count);
+      return nullptr;
+    }
+    const size_t chunks = (io.count + kChunkElements - 1) / kChunkElements;
+    return Api().KernelContext_ParallelFor(context, &Job::RunChunk, chunks, 0, &job);
+  }
+
+ private:
+  Attributes attributes_;
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CpuOps() {
+  static DeclaredOp op{kName, kCpuProvider, InputSpecs(), OutputSpecs(), MakeKernel<CpuKernel>};
+  static const std::vector<OrtCustomOp*> ops{&op};
+  return ops;
+}
+
+}  // namespace ortops::sgd_update

@@ -1,0 +1,98 @@
+// SGDUpdate's definition for the kernels (ort_ops/ops/sgd_update.py is the definition of record;
+// tests/ops/test_contract.py checks that the library registers what it says):
+//   g = grad (+ param * weight_decay); buf = momentum_buffer * scalars[1] + g * scalars[2];
+//   g = nesterov ? g + buf * momentum : buf; new_param = param + g * -scalars[0]
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/declared_op.h"
+#include "common/tensor_checks.h"
+#include "common/tensor_io.h"
+
+namespace ortops::sgd_update {
+
+constexpr const char* kName = "SGDUpdate";
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr int64_t kScalars = 3;  // lr, momentum for this step, gradient scale for this step
+
+struct Attributes {
+  float momentum = 0.0f;
+  float dampening = 0.0f;
+  float weight_decay = 0.0f;
+  bool nesterov = false;
+};
+
+// Reads the attributes and rejects what torch.optim.SGD rejects (the reference's check_attributes).
+inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "momentum", 0.0f, &a->momentum));
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "dampening", 0.0f, &a->dampening));
+  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "weight_decay", 0.0f, &a->weight_decay));
+  int64_t nesterov = 0;
+  ORTOPS_RETURN_IF_ERROR(ReadIntAttribute(info, kName, "nesterov", 0, &nesterov));
+  const std::string op = kName;
+  if (!(a->momentum >= 0.0f)) return MakeError(op + ": momentum must be >= 0, got " + std::to_string(a->momentum));
+  if (!(a->weight_decay >= 0.0f)) {
+    return MakeError(op + ": weight_decay must be >= 0, got " + std::to_string(a->weight_decay));
+  }
+  if (!std::isfinite(a->dampening)) {
+    return MakeError(op + ": dampening must be finite, got " + std::to_string(a->dampening));
+  }
+  if (nesterov != 0 && nesterov != 1)
+    return MakeError(op + ": nesterov must be 0 or 1, got " + std::to_string(nesterov));
+  a->nesterov = nesterov == 1;
+  if (a->nesterov && (a->momentum == 0.0f || a->dampening != 0.0f)) {
+    return MakeError(op + ": nesterov=1 needs momentum > 0 and dampening = 0, got momentum " +
+                     std::to_string(a->momentum) + ", dampening " + std::to_string(a->dampening));
+  }
+  return nullptr;
+}
+
+// One node's inputs (checked) and outputs (allocated).
+struct Io {
+  TensorView param, grad, buffer, scalars;
+  void* new_param = nullptr;
+  void* new_buffer = nullptr;  // momentum != 0 only
+  size_t count = 0;
+};
+
+inline OrtStatusPtr PrepareIo(OrtKernelContext* context, const Attributes& a, Io* io) {
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 0, kName, "param", kF32, &io->param));
+  const std::vector<int64_t>& shape = io->param.shape;
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 1, kName, "grad", kF32, &io->grad, &shape, "param"));
+  ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &io->buffer));
+  const bool with_momentum = a.momentum != 0.0f;
+  if (with_momentum != io->buffer.present) {
+    return MakeError(std::string(kName) + ": momentum_buffer must be given exactly when momentum != 0 (momentum " +
+                     std::to_string(a.momentum) + ", momentum_buffer " + (io->buffer.present ? "given" : "absent") +
+                     ")");
+  }
+  if (with_momentum) {
+    ORTOPS_RETURN_IF_ERROR(CheckTensor(kName, "momentum_buffer", io->buffer, kF32, &shape, "param"));
+    if (!HasOutput(context, 1)) {
+      return MakeError(std::string(kName) + ": momentum != 0 needs the new_momentum_buffer output");
+    }
+  }
+  ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 3, kName, "scalars", kF32, &io->scalars));
+  if (io->scalars.shape != std::vector<int64_t>{kScalars}) {
+    return MakeError(std::string(kName) + ": scalars must have shape [3] (lr, momentum, gradient scale), got " +
+                     ShapeText(io->scalars.shape));
+  }
+  io->count = io->param.count;
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &io->new_param));
+  if (with_momentum) ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_buffer));
+  return nullptr;
+}
+
+// Inputs param, grad, momentum_buffer (optional), scalars; outputs new_param, new_momentum_buffer
+// (optional): all float32.
+inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32, true}, {kF32}}; }
+inline std::vector<IoSpec> OutputSpecs() { return {{kF32}, {kF32, true}}; }
+
+// The registration lists (ort_ops/csrc/ops/CMakeLists: every op folder provides these).
+const std::vector<OrtCustomOp*>& CpuOps();
+const std::vector<OrtCustomOp*>& CannOps();
+
+}  // namespace ortops::sgd_update

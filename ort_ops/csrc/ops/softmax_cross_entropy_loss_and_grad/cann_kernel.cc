@@ -1,0 +1,205 @@
+// SoftmaxCrossEntropyLossAndGrad on the CANN EP: CANN single ops on the session's stream, all in
+// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h): no
+// host-device copy, no synchronisation.
+//   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
+//   labels = Cast(Equal(target [N, 1], iota [1, C]), float32)         one-hot, built on the device
+//   rows, backprop = SoftmaxCrossEntropyWithLogits(x, labels)         [N], [N, C]
+//   valid = NotEqual(target, ignore_index)                            [N] bool
+//   total = ReduceSum(SelectV2(valid, rows, 0), [0], keep_dims)       [1]
+//   mean:  count = ReduceSum(Cast(valid, float32), [0]); loss = RealDiv(total, count);
+//          scale = RealDiv(d, count)                                  sum: loss = total, scale = d
+//   w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)  (Mul broadcasts [N, 1])
+//   [Cast loss, dlogits to T]
+// iota, ignore_index, the axis and 0 are constant inputs (aclSetTensorConst): no device copy.
+// Ignored rows are selected away (not multiplied by 0), so a NaN or inf in them does not reach the
+// loss, as in the exporter's graph. The targets are not range-checked (that would need a copy to
+// the host): a target outside [0, C) gives an all-zero one-hot row (docs/ops/...LossAndGrad.md).
+// The CANN ops' availability on the SoC is checked at kernel creation.
+#include <vector>
+
+#include "cann/acl_op.h"
+#include "cann/acl_types.h"
+#include "cann/cann_run.h"
+#include "cann/soc.h"
+#include "cann/stream_scratch.h"
+#include "ops/softmax_cross_entropy_loss_and_grad/softmax_cross_entropy_loss_and_grad.h"
+
+namespace ortops::softmax_cross_entropy_loss_and_grad {
+namespace {
+
+using cann::AclOp;
+
+// Device buffers of one run, carved out of one scratch allocation (each cann::kScratchAlign aligned).
+class Layout {
+ public:
+  size_t Add(size_t bytes) {
+    const size_t at = size_;
+    size_ += cann::ScratchAligned(bytes);
+    return at;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_ = 0;
+};
+
+template <typename T>
+class CannKernel : public Kernel {
+ public:
+  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
+    *status = ReadAttributes(info, &attributes_);
+    if (*status == nullptr) *status = cann::AclForKernel(kName, &acl_);
+    if (*status == nullptr) {
+      *status = cann::RequireOps(
+          *acl_, kName,
+          {"SoftmaxCrossEntropyWithLogits", "Equal", "NotEqual", "Cast", "SelectV2", "ReduceSum", "RealDiv", "Mul"});
+    }
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    Run run;
+    ORTOPS_RETURN_IF_ERROR(GetInputs(context, &run));
+    void* loss = nullptr;
+    void* dlogits = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &loss));
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.logits.shape, &dlogits));
+    if (run.n == 0 || run.c == 0) {
+      return MakeError(std::string(kName) + " on CANN: logits shape " + ShapeText(run.logits.shape) +
+                           " is empty; CANN's ops take no empty tensors (the CPU kernel does)",
+                       ORT_NOT_IMPLEMENTED);
+    }
+    cann::CannRun cann;
+    ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
+    const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
+    constexpr bool is_f32 = cann::kAclType<T> == ACL_FLOAT;
+    constexpr aclDataType type = cann::kAclType<T>;
+    const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
+
+    Layout layout;
+    const size_t at_onehot = layout.Add(n * c), at_labels = layout.Add(f32_nc), at_rows = layout.Add(f32_n),
+                 at_backprop = layout.Add(f32_nc), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
+                 at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
+                 at_count = layout.Add(sizeof(float)), at_loss = layout.Add(sizeof(float)),
+                 at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n), at_x = layout.Add(is_f32 ? 0 : f32_nc),
+                 at_d = layout.Add(is_f32 ? 0 : sizeof(float)), at_dl = layout.Add(is_f32 ? 0 : f32_nc);
+    cann::ScratchLease lease;
+    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, run.logits.memory, *cann.acl, cann.stream, layout.size(), &lease));
+    char* s = lease.data();
+    void *onehot = s + at_onehot, *labels = s + at_labels, *rows = s + at_rows, *backprop = s + at_backprop,
+         *valid = s + at_valid, *masked = s + at_masked, *valid_f = s + at_valid_f, *total = s + at_total,
+         *count = s + at_count, *scale = s + at_scale, *w = s + at_w;
+    const void* x = run.logits.data;
+    const void* d = run.dloss.data;
+    void* loss32 = is_f32 ? loss : s + at_loss;
+    void* dl32 = is_f32 ? dlogits : s + at_dl;
+    const aclrtStream stream = cann.stream;
+    const cann::AclApi& acl = *cann.acl;
+    if (!is_f32) {
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, type, s + at_x, ACL_FLOAT, nc));
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, type, s + at_d, ACL_FLOAT, one));
+      x = s + at_x;
+      d = s + at_d;
+    }
+    std::vector<int64_t> iota(c);
+    for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
+    const int64_t axis = 0;
+    const float zero = 0.0f;
+    const size_t target_bytes = n * sizeof(int64_t);
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Equal")
+                               .Input(run.target.data, target_bytes, ACL_INT64, n1)
+                               .ConstInput(iota.data(), c * sizeof(int64_t), ACL_INT64, {1, run.c})
+                               .Output(onehot, n * c, ACL_BOOL, nc)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SoftmaxCrossEntropyWithLogits")
+                               .Input(x, f32_nc, ACL_FLOAT, nc)
+                               .Input(labels, f32_nc, ACL_FLOAT, nc)
+                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
+                               .Output(backprop, f32_nc, ACL_FLOAT, nc)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "NotEqual")
+                               .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
+                               .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, one)
+                               .Output(valid, n, ACL_BOOL, rows_shape)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
+                               .Input(valid, n, ACL_BOOL, rows_shape)
+                               .Input(rows, f32_n, ACL_FLOAT, rows_shape)
+                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
+                               .Output(masked, f32_n, ACL_FLOAT, rows_shape)
+                               .Run(stream));
+    void* total_out = attributes_.mean ? total : loss32;
+    ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, masked, n, total_out, &axis));
+    const void* scale_in = d;
+    if (attributes_.mean) {
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
+      ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, valid_f, n, count, &axis));
+      ORTOPS_RETURN_IF_ERROR(Divide(acl, stream, total, count, loss32));
+      ORTOPS_RETURN_IF_ERROR(Divide(acl, stream, d, count, scale));
+      scale_in = scale;
+    }
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
+                               .Input(valid, n, ACL_BOOL, n1)
+                               .Input(scale_in, sizeof(float), ACL_FLOAT, one)
+                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
+                               .Output(w, f32_n, ACL_FLOAT, n1)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
+                               .Input(backprop, f32_nc, ACL_FLOAT, nc)
+                               .Input(w, f32_n, ACL_FLOAT, n1)
+                               .Output(dl32, f32_nc, ACL_FLOAT, nc)
+                               .Run(stream));
+    if (!is_f32) {
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, loss32, ACL_FLOAT, loss, type, one));
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, dl32, ACL_FLOAT, dlogits, type, nc));
+    }
+    return nullptr;
+  }
+
+ private:
+  static size_t Bytes(aclDataType type, const std::vector<int64_t>& dims) {
+    size_t count = 1;
+    for (int64_t v : dims) count *= static_cast<size_t>(v);
+    return count * (type == ACL_BOOL ? 1 : type == ACL_FLOAT ? 4 : 2);
+  }
+  static OrtStatusPtr Cast(const cann::AclApi& acl, aclrtStream stream, const void* in, aclDataType from, void* out,
+                           aclDataType to, const std::vector<int64_t>& dims) {
+    return AclOp(acl, "Cast")
+        .Input(in, Bytes(from, dims), from, dims)
+        .Output(out, Bytes(to, dims), to, dims)
+        .AttrInt("dst_type", to)
+        .Run(stream);
+  }
+  // out [1] = the sum of the float32 vector `in` [n].
+  static OrtStatusPtr Sum(const cann::AclApi& acl, aclrtStream stream, const void* in, size_t n, void* out,
+                          const int64_t* axis) {
+    return AclOp(acl, "ReduceSum")
+        .Input(in, n * sizeof(float), ACL_FLOAT, {static_cast<int64_t>(n)})
+        .ConstInput(axis, sizeof(int64_t), ACL_INT64, {1})
+        .Output(out, sizeof(float), ACL_FLOAT, {1})
+        .AttrBool("keep_dims", true)
+        .Run(stream);
+  }
+  // out [1] = a [1] / b [1].
+  static OrtStatusPtr Divide(const cann::AclApi& acl, aclrtStream stream, const void* a, const void* b, void* out) {
+    return AclOp(acl, "RealDiv")
+        .Input(a, sizeof(float), ACL_FLOAT, {1})
+        .Input(b, sizeof(float), ACL_FLOAT, {1})
+        .Output(out, sizeof(float), ACL_FLOAT, {1})
+        .Run(stream);
+  }
+
+  Attributes attributes_;
+  const cann::AclApi* acl_ = nullptr;
+  mutable cann::ScratchUser scratch_;
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CannOps() {
+  static const std::vector<OrtCustomOp*> ops = FloatVariants<CannKernel>(kCannProvider);
+  return ops;
+}
+
+}  // namespace ortops::softmax_cross_entropy_loss_and_grad

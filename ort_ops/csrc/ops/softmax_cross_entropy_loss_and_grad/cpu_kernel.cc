@@ -1,0 +1,118 @@
+// SoftmaxCrossEntropyLossAndGrad on the CPU EP: the targets are checked first (a target outside
+// [0, C) that is not ignore_index fails the run naming the row), then each row is computed in
+// float64 (max, sum of exp, log: one row per work item on the session's intra-op pool for large
+// inputs), the per-row losses summed in row order, and every result rounded to float32, then to T.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ops/softmax_cross_entropy_loss_and_grad/softmax_cross_entropy_loss_and_grad.h"
+
+namespace ortops::softmax_cross_entropy_loss_and_grad {
+namespace {
+
+// Inputs below this many logits run on the calling thread.
+constexpr int64_t kParallelMinElements = int64_t{1} << 15;
+
+template <typename T>
+struct Job {
+  const Run* run;
+  const std::vector<int64_t>* target;
+  int64_t ignore_index;
+  double weight;  // w of the rows that count
+  void* dlogits;
+  std::vector<double>* rows;  // per-row loss (0 for ignored rows)
+
+  void Row(size_t r) const {
+    const int64_t c = run->c;
+    const void* x = ElementAt<T>(run->logits.data, r * static_cast<size_t>(c));
+    void* dx = ElementAt<T>(dlogits, r * static_cast<size_t>(c));
+    const int64_t t = (*target)[r];
+    const bool counts = t != ignore_index;
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t k = 0; k < c; ++k) {
+      const double v = LoadFloat<T>(x, static_cast<size_t>(k));
+      if (std::isnan(v)) {
+        m = v;
+        break;
+      }
+      if (v > m) m = v;
+    }
+    double sum = 0.0;
+    for (int64_t k = 0; k < c; ++k) sum += std::exp(static_cast<double>(LoadFloat<T>(x, static_cast<size_t>(k))) - m);
+    const double log_sum = std::log(sum);
+    const double w = counts ? weight : 0.0;
+    (*rows)[r] = 0.0;
+    for (int64_t k = 0; k < c; ++k) {
+      const double lsm = (static_cast<double>(LoadFloat<T>(x, static_cast<size_t>(k))) - m) - log_sum;
+      if (counts && k == t) (*rows)[r] = -lsm;
+      const double grad = w * (std::exp(lsm) - (counts && k == t ? 1.0 : 0.0));
+      StoreFloat<T>(dx, static_cast<size_t>(k), static_cast<float>(grad));
+    }
+  }
+
+  static void RunRow(void* self, size_t r) { static_cast<const Job*>(self)->Row(r); }
+};
+
+template <typename T>
+class CpuKernel : public Kernel {
+ public:
+  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
+    *status = ReadAttributes(info, &attributes_);
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    Run run;
+    ORTOPS_RETURN_IF_ERROR(GetInputs(context, &run));
+    void* loss = nullptr;
+    void* dlogits = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &loss));
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.logits.shape, &dlogits));
+    const auto n = static_cast<size_t>(run.n);
+    std::vector<int64_t> target(n);
+    if (n > 0) std::memcpy(target.data(), run.target.data, n * sizeof(int64_t));
+    size_t count = 0;
+    for (size_t r = 0; r < n; ++r) {
+      if (target[r] == attributes_.ignore_index) continue;
+      if (target[r] < 0 || target[r] >= run.c) {
+        return MakeError(std::string(kName) + ": target[" + std::to_string(r) + "] = " + std::to_string(target[r]) +
+                         " is outside [0, " + std::to_string(run.c) + ") and is not ignore_index " +
+                         std::to_string(attributes_.ignore_index));
+      }
+      ++count;
+    }
+    const double dloss = LoadFloat<T>(run.dloss.data, 0);
+    const double weight = !attributes_.mean ? dloss
+                          : count > 0       ? dloss / static_cast<double>(count)
+                                            : std::numeric_limits<double>::infinity();
+    std::vector<double> rows(n, 0.0);
+    Job<T> job{&run, &target, attributes_.ignore_index, weight, dlogits, &rows};
+    if (run.c > 0) {
+      if (run.n * run.c < kParallelMinElements || n == 1) {
+        for (size_t r = 0; r < n; ++r) job.Row(r);
+      } else {
+        ORTOPS_RETURN_IF_ERROR(Api().KernelContext_ParallelFor(context, &Job<T>::RunRow, n, 0, &job));
+      }
+    }
+    double total = 0.0;
+    for (double v : rows) total += v;
+    if (attributes_.mean) {
+      total = count > 0 ? total / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+    }
+    StoreFloat<T>(loss, 0, static_cast<float>(total));
+    return nullptr;
+  }
+
+ private:
+  Attributes attributes_;
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CpuOps() {
+  static const std::vector<OrtCustomOp*> ops = FloatVariants<CpuKernel>(kCpuProvider);
+  return ops;
+}
+
+}  // namespace ortops::softmax_cross_entropy_loss_and_grad

@@ -1,0 +1,69 @@
+"""AdamUpdate in standard ONNX ops, bit-exact in ONNX Runtime (NaN payloads aside): the update graph
+``ort_ops.training.optim.Adam`` builds for float64 parameters, with its two step scalars computed
+from the ``scalars`` input in float64 the way the op computes them.
+
+    lr, b1p, b2p = Gather(scalars, 0 / 1 / 2)                                      (float64)
+    step = Cast(Neg(Div(lr, Sub(1, Mul(b1p, beta1)))), FLOAT)
+    bc2_sqrt = Cast(Sqrt(Sub(1, Mul(b2p, beta2))), FLOAT)
+    g = Add(grad, Mul(param, weight_decay))                                        (weight_decay != 0)
+    m = Add(exp_avg, Mul(Sub(g, exp_avg), 1 - beta1))
+    v = Add(Mul(exp_avg_sq, beta2), Mul(Mul(g, 1 - beta2), g))
+    new_param = Add(param, Mul(Div(m, Add(Div(Sqrt(v), bc2_sqrt), eps)), step))
+
+The betas are the doubles :func:`ort_ops.ops.adam_update.attribute_double` gives, as in the op.
+Which NaN comes out of an operation with two NaN operands is ORT's choice (the op does not
+specify it either).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+from onnx import TensorProto
+
+from ort_ops.ops.adam_update import OP as _DEF
+from ort_ops.ops.adam_update import attribute_double
+
+OP = "AdamUpdate"
+
+
+def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
+    """The standard-op nodes computing an AdamUpdate node (``base`` prefixes their names)."""
+    values = {**_DEF.defaults(), **attrs}
+    beta1, beta2 = attribute_double(values["beta1"]), attribute_double(values["beta2"])
+    eps, weight_decay = float(values["eps"]), float(values["weight_decay"])
+    param, grad, m0, v0, scalars = inputs
+    new_param, new_m, new_v = outputs
+    f32, f64 = np.float32, np.float64
+    var = lambda suffix, dt=f32: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    const = lambda suffix, value, dt=f32: gs.Constant(f"{base}/{suffix}", np.array(value, dtype=dt))
+    out: list[gs.Node] = []
+    count = iter(range(1000))
+
+    def op(kind: str, args: list, result, **attributes):
+        out.append(gs.Node(kind, f"{base}/{kind.lower()}_{next(count)}", attributes, inputs=args, outputs=[result]))
+        return result
+
+    def scalar(index: int, name: str):
+        return op("Gather", [scalars, const(f"index_{name}", index, np.int64)], var(name, f64))
+
+    one = const("one", 1.0, f64)
+    bc1 = op("Sub", [one, op("Mul", [scalar(1, "beta1_power"), const("beta1", beta1, f64)], var("beta1_t", f64))],
+             var("bias_correction1", f64))
+    bc2 = op("Sub", [one, op("Mul", [scalar(2, "beta2_power"), const("beta2", beta2, f64)], var("beta2_t", f64))],
+             var("bias_correction2", f64))
+    step64 = op("Neg", [op("Div", [scalar(0, "lr"), bc1], var("step_size", f64))], var("neg_step_size", f64))
+    step = op("Cast", [step64], var("step"), to=TensorProto.FLOAT)
+    bc2_sqrt = op("Cast", [op("Sqrt", [bc2], var("bc2_sqrt_f64", f64))], var("bc2_sqrt"), to=TensorProto.FLOAT)
+    g = grad
+    if weight_decay != 0:
+        g = op("Add", [g, op("Mul", [param, const("weight_decay", weight_decay)], var("decay"))], var("decayed_grad"))
+    op("Add", [m0, op("Mul", [op("Sub", [g, m0], var("g_minus_m")), const("one_minus_beta1", 1.0 - beta1)],
+                      var("lerp"))], new_m)
+    op("Add", [op("Mul", [v0, const("beta2_f32", beta2)], var("kept_v")),
+               op("Mul", [op("Mul", [g, const("one_minus_beta2", 1.0 - beta2)], var("scaled_grad")), g],
+                  var("grad_sq"))], new_v)
+    denom = op("Add", [op("Div", [op("Sqrt", [new_v], var("sqrt_v")), bc2_sqrt], var("v_hat")),
+                       const("eps", eps)], var("denom"))
+    op("Add", [param, op("Mul", [op("Div", [new_m, denom], var("ratio")), step], var("update"))], new_param)
+    return out

@@ -1,0 +1,92 @@
+"""SoftmaxCrossEntropyLossAndGrad in standard ONNX ops, in float32 (within the op's tolerance; not
+bit-exact, like the op's own kernels: exp and log round differently in every implementation).
+
+    x = Cast(logits, FLOAT); d = Cast(dloss, FLOAT)                  (float16 / bfloat16 only)
+    valid = Not(Equal(target, ignore_index)); safe = Where(valid, target, 0)
+    lsm = LogSoftmax(x, axis=1); picked = Squeeze(GatherElements(lsm, Unsqueeze(safe, 1), axis=1), 1)
+    total = ReduceSum(Where(valid, Neg(picked), 0)); count = ReduceSum(Cast(valid, FLOAT))
+    loss = total / count, w = d / count   ("mean")     loss = total, w = d   ("sum")
+    dlogits = (Softmax(x, axis=1) - Cast(Equal(Unsqueeze(target, 1), Range(0, C)), FLOAT))
+              * Unsqueeze(Where(valid, w, 0), 1)                      [then Cast both to T]
+
+A target outside [0, C) that is not ignore_index fails in GatherElements, as in the op's CPU kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+from onnx import TensorProto
+
+from ort_ops.ops.softmax_cross_entropy_loss_and_grad import DEFAULT_IGNORE_INDEX
+from rewrite.graph_view import DTYPE_NAMES
+
+OP = "SoftmaxCrossEntropyLossAndGrad"
+_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
+
+
+def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
+    """The standard-op nodes computing a SoftmaxCrossEntropyLossAndGrad node."""
+    (logits, target, dloss), (loss, dlogits) = inputs, outputs
+    ignore = int(attrs.get("ignore_index", DEFAULT_IGNORE_INDEX))
+    reduction = attrs.get("reduction", "mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    f32 = np.float32
+    var = lambda suffix, dt=f32: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    const = lambda suffix, values, dt: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=dt))
+    axis1 = const("axis_1", [1], np.int64)
+    zero = const("zero", 0.0, f32)
+    out = []
+    x, d, loss32, dl32 = logits, dloss, loss, dlogits
+    if dtype != "float32":
+        x, d, loss32, dl32 = var("logits_f32"), var("dloss_f32"), var("loss_f32"), var("dlogits_f32")
+        out += [gs.Node("Cast", f"{base}/cast_logits", {"to": TensorProto.FLOAT}, [logits], [x]),
+                gs.Node("Cast", f"{base}/cast_dloss", {"to": TensorProto.FLOAT}, [dloss], [d])]
+    ignored, valid, safe = var("ignored", np.bool_), var("valid", np.bool_), var("safe_target", np.int64)
+    safe1, lsm, gathered, picked = var("safe_target_1", np.int64), var("log_softmax"), var("gathered"), var("picked")
+    neg, rows, total = var("neg"), var("rows"), var("total")
+    valid_f, count = var("valid_f32"), var("count")
+    out += [
+        gs.Node("Equal", f"{base}/is_ignored", inputs=[target, const("ignore_index", ignore, np.int64)],
+                outputs=[ignored]),
+        gs.Node("Not", f"{base}/valid", inputs=[ignored], outputs=[valid]),
+        gs.Node("Where", f"{base}/safe_target", inputs=[valid, target, const("class_0", 0, np.int64)],
+                outputs=[safe]),
+        gs.Node("Unsqueeze", f"{base}/safe_target_1", inputs=[safe, axis1], outputs=[safe1]),
+        gs.Node("LogSoftmax", f"{base}/log_softmax", {"axis": 1}, [x], [lsm]),
+        gs.Node("GatherElements", f"{base}/gather", {"axis": 1}, [lsm, safe1], [gathered]),
+        gs.Node("Squeeze", f"{base}/picked", inputs=[gathered, axis1], outputs=[picked]),
+        gs.Node("Neg", f"{base}/neg", inputs=[picked], outputs=[neg]),
+        gs.Node("Where", f"{base}/rows", inputs=[valid, neg, zero], outputs=[rows]),
+        gs.Node("ReduceSum", f"{base}/total", {"keepdims": 0}, [rows], [total if reduction == "mean" else loss32]),
+    ]
+    weight = d
+    if reduction == "mean":
+        weight = var("weight")
+        out += [
+            gs.Node("Cast", f"{base}/valid_f32", {"to": TensorProto.FLOAT}, [valid], [valid_f]),
+            gs.Node("ReduceSum", f"{base}/count", {"keepdims": 0}, [valid_f], [count]),
+            gs.Node("Div", f"{base}/mean", inputs=[total, count], outputs=[loss32]),
+            gs.Node("Div", f"{base}/weight", inputs=[d, count], outputs=[weight]),
+        ]
+    shape, classes, iota = var("shape", np.int64), var("classes", np.int64), var("iota", np.int64)
+    target1, hot, one_hot = var("target_1", np.int64), var("hot", np.bool_), var("one_hot")
+    probs, diff, w, w1 = var("softmax"), var("softmax_minus_one_hot"), var("row_weight"), var("row_weight_1")
+    out += [
+        gs.Node("Shape", f"{base}/shape", inputs=[x], outputs=[shape]),
+        gs.Node("Gather", f"{base}/classes", {"axis": 0}, [shape, const("index_1", 1, np.int64)], [classes]),
+        gs.Node("Range", f"{base}/iota", inputs=[const("start", 0, np.int64), classes, const("delta", 1, np.int64)],
+                outputs=[iota]),
+        gs.Node("Unsqueeze", f"{base}/target_1", inputs=[target, axis1], outputs=[target1]),
+        gs.Node("Equal", f"{base}/hot", inputs=[target1, iota], outputs=[hot]),
+        gs.Node("Cast", f"{base}/one_hot", {"to": TensorProto.FLOAT}, [hot], [one_hot]),
+        gs.Node("Softmax", f"{base}/softmax", {"axis": 1}, [x], [probs]),
+        gs.Node("Sub", f"{base}/diff", inputs=[probs, one_hot], outputs=[diff]),
+        gs.Node("Where", f"{base}/row_weight", inputs=[valid, weight, zero], outputs=[w]),
+        gs.Node("Unsqueeze", f"{base}/row_weight_1", inputs=[w, axis1], outputs=[w1]),
+        gs.Node("Mul", f"{base}/dlogits", inputs=[diff, w1], outputs=[dl32]),
+    ]
+    if dtype != "float32":
+        out += [gs.Node("Cast", f"{base}/cast_loss", {"to": _ELEM[dtype]}, [loss32], [loss]),
+                gs.Node("Cast", f"{base}/cast_dlogits", {"to": _ELEM[dtype]}, [dl32], [dlogits])]
+    return out

@@ -1,0 +1,302 @@
+"""``cross-entropy loss + its backward -> ai.ortops::SoftmaxCrossEntropyLossAndGrad(logits, target, dloss)``.
+
+PyTorch's export of ``F.cross_entropy(logits, target)`` on ``[N, C]`` float32 logits and int64
+class indices, ``reduction`` "mean" or "sum", any ``ignore_index`` (and of the same math written
+``F.nll_loss(F.log_softmax(x, 1), t)``)::
+
+    lsm      = LogSoftmax(logits, axis=1);  valid = Not(Equal(target, ignore_index))
+    rows     = Where(valid, Neg(Squeeze(GatherElements(lsm, Unsqueeze(Where(valid, target, 0), 1)), 1)), 0)
+    loss     = ReduceSum(rows) / Cast(ReduceSum(Cast(valid, INT64)), FLOAT)      ("sum": ReduceSum(rows))
+    G        = ScatterElements(zeros [N, C], Where(valid1, target1, 0), -1, axis=1)
+               * Where(valid1, dloss / count, 0)        (target1 = Unsqueeze(target, 1); "sum": dloss)
+    dlogits  = G - Exp(lsm) * ReduceSum(G, axes=[1], keepdims=1)
+
+becomes one node producing ``loss`` and ``dlogits`` (the tensors keep their names); ``dloss`` is
+whatever the graph feeds the loss's backward (1 for a training graph's own loss, 0.5 for
+``0.5 * loss``...). The masks may be spelled ``Where(Equal(..), 0, target)`` too. LogSoftmax stays
+when its output is read elsewhere.
+
+Refused, with the reason in the report: class weights (the per-row weight is not one scalar),
+``label_smoothing`` (the gradient adds a uniform term to the one-hot scatter), ``reduction="none"``
+(the rows are not summed, or their gradient is a tensor), logits that are not ``[N, C]``, the
+float16/bfloat16 spelling (Casts around the math), an intermediate also read outside the pattern
+(the original nodes would have to stay), and an upstream gradient computed from the loss itself
+(``loss ** 2``: one node cannot produce the loss and consume its gradient).
+
+Semantics: not bit-exact (``exp``/``log`` round differently from ORT's LogSoftmax and Exp):
+equal within ``ort_ops.tolerances`` for float32, as ``docs/ops/SoftmaxCrossEntropyLossAndGrad.md``
+measures; a target outside ``[0, C)`` fails the run on the CPU EP as it does in the original's
+GatherElements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+from onnx import TensorProto
+
+from ort_ops import DOMAIN
+from rewrite.graph_view import GraphView, node_label
+from rewrite.rules.base import Rule, Site, needs
+from rewrite.rules.subgraph import (
+    attr,
+    axes_of,
+    consumers_of,
+    depends_on,
+    exclusive,
+    is_zero_constant,
+    producer,
+    reduces_all,
+)
+
+NAME = "softmax_cross_entropy"
+OP = "SoftmaxCrossEntropyLossAndGrad"
+NOTE = ("not bit-exact: the fused op computes log_softmax, exp and the sums in float64 on the CPU EP "
+        "(float32 on CANN) where the original uses ORT's float32 LogSoftmax, Exp and ReduceSum; the results "
+        "agree within the float32 tolerance (docs/ops/SoftmaxCrossEntropyLossAndGrad.md)")
+
+
+def pattern(view: GraphView, sub: gs.Node) -> Site | None:
+    """``Sub(G, Mul(Exp(LogSoftmax(x)), ReduceSum(G)))``: the backward of log_softmax."""
+    if len(sub.inputs) != 2:
+        return None
+    g, other = sub.inputs
+    mul = view.producer_op(other, "Mul")
+    if mul is None or len(mul.inputs) != 2:
+        return None
+    for a, b in ((mul.inputs[0], mul.inputs[1]), (mul.inputs[1], mul.inputs[0])):
+        exp, red = view.producer_op(a, "Exp"), view.producer_op(b, "ReduceSum")
+        if exp is not None and red is not None and red.inputs and red.inputs[0] is g:
+            break
+    else:
+        return None
+    cast = producer(view, exp.inputs[0], "Cast")
+    lsm = producer(view, cast.inputs[0] if cast is not None else exp.inputs[0], "LogSoftmax")
+    if lsm is None:
+        return None
+    site = Site(NAME, root=sub, nodes=[sub, mul, exp, red, lsm], op=OP)
+    site.caps.update(g=g, lsm=lsm, mul=mul, exp=exp, red=red, cast=cast, forward=lsm)
+    return site
+
+
+def _mask(view: GraphView, cond):
+    """``(target, ignore_index, valid_when_true, nodes)`` of ``[Not(...)]Equal(target, k)`` (k an
+    integer constant), or None."""
+    nodes, flips = [], 0
+    node = producer(view, cond, "Not", "Equal")
+    while node is not None and node.op == "Not":
+        nodes.append(node)
+        flips += 1
+        node = producer(view, node.inputs[0], "Not", "Equal")
+    if node is None or len(node.inputs) != 2:
+        return None
+    nodes.append(node)
+    for t, k in ((node.inputs[0], node.inputs[1]), (node.inputs[1], node.inputs[0])):
+        value = view.scalar(k)
+        if value is not None and np.asarray(value).dtype.kind in "iu" and view.const(t) is None:
+            return t, int(value), flips % 2 == 1, nodes
+    return None
+
+
+def _select(view: GraphView, where: gs.Node | None):
+    """A ``Where`` on a valid mask as ``(target, ignore_index, when_valid, when_ignored, nodes)``."""
+    if where is None or len(where.inputs) != 3:
+        return None
+    mask = _mask(view, where.inputs[0])
+    if mask is None:
+        return None
+    target, k, valid_when_true, nodes = mask
+    a, b = where.inputs[1], where.inputs[2]
+    when_valid, when_ignored = (a, b) if valid_when_true else (b, a)
+    return target, k, when_valid, when_ignored, [where, *nodes]
+
+
+def _count(view: GraphView, tensor, target, k):
+    """The nodes of ``Cast(ReduceSum(Cast(valid, INT64)), FLOAT)`` counting the rows of ``target``
+    not equal to ``k``, or None."""
+    cast = producer(view, tensor, "Cast")
+    if cast is None or cast.attrs.get("to") != TensorProto.FLOAT:
+        return None
+    red = producer(view, cast.inputs[0], "ReduceSum")
+    if red is None or not reduces_all(view, red, 1):
+        return None
+    inner = producer(view, red.inputs[0], "Cast")
+    if inner is None:
+        return None
+    mask = _mask(view, inner.inputs[0])
+    if mask is None or not mask[2] or mask[1] != k or view.value_key(mask[0]) != view.value_key(target):
+        return None
+    return [cast, red, inner, *mask[3]]
+
+
+def _same_target(view: GraphView, a, b) -> bool:
+    return view.value_key(a) == view.value_key(b)
+
+
+def check(view: GraphView, site: Site) -> str | None:
+    c = site.caps
+    lsm, g = c["lsm"], c["g"]
+    logits = lsm.inputs[0]
+    if c["cast"] is not None or view.dtype_name(logits) != "float32":
+        return (f"the log_softmax of {logits.name} is computed in {view.dtype_name(logits) or 'another type'} "
+                "with Casts around the float32 math: only the float32 spelling is fused")
+    shape = view.shape(logits)
+    if shape is None or len(shape) != 2:
+        return (f"logits {logits.name} have shape {None if shape is None else list(shape)}: the op takes [N, C] "
+                "(class scores per row)")
+    if attr(lsm, "axis", -1) % 2 != 1:
+        return f"LogSoftmax {node_label(lsm)} normalises over axis {attr(lsm, 'axis', -1)}, not the classes (axis 1)"
+    if axes_of(view, c["red"]) not in ([1], [-1]) or attr(c["red"], "keepdims", 1) != 1:
+        return f"{node_label(c['red'])} does not sum the gradient over the classes (axes [1], keepdims 1)"
+    # backward: G = scatter(-1 at the target) * per-row weight
+    g_node = producer(view, g, "Mul", "Add", "Sub", "Cast")
+    if g_node is None or g_node.op != "Mul" or len(g_node.inputs) != 2:
+        what = "a graph input or constant" if g_node is None else f"{g_node.op} {node_label(g_node)}"
+        return (f"the gradient reaching log_softmax ({g.name}) is {what}, not the one-hot scatter times one weight "
+                "per row (label_smoothing adds a uniform term; other losses on log_softmax differ)")
+    scatter = weight = None
+    for a, b in ((g_node.inputs[0], g_node.inputs[1]), (g_node.inputs[1], g_node.inputs[0])):
+        scatter, weight = producer(view, a, "ScatterElements"), producer(view, b, "Where")
+        if scatter is not None and weight is not None:
+            break
+    else:
+        return f"{node_label(g_node)} is not ScatterElements(...) * Where(valid, weight, 0)"
+    site.nodes += [g_node, scatter, weight]
+    if attr(scatter, "axis", 0) % 2 != 1 or attr(scatter, "reduction", "none") != "none":
+        return f"{node_label(scatter)} does not scatter along the classes (axis 1, reduction none)"
+    data, index, updates = scatter.inputs
+    if view.shape(data) != shape or not is_zero_constant(view, data):
+        return f"{node_label(scatter)} does not scatter into zeros of the logits' shape {list(shape)}"
+    if view.uniform(updates) != np.float32(-1.0):
+        return f"{node_label(scatter)} does not scatter -1 (the gradient of -log_softmax at the target)"
+    minus_one = view.producer_op(updates, "ConstantOfShape")
+    if minus_one is not None and len(view.consumers(updates)) == 1:  # the -1s, maybe of Shape(index)
+        site.nodes.append(minus_one)
+        shape_of = view.producer_op(minus_one.inputs[0], "Shape")
+        if shape_of is not None and len(view.consumers(minus_one.inputs[0])) == 1:
+            site.nodes.append(shape_of)
+    picked = _select(view, producer(view, index, "Where"))
+    if picked is None or not is_zero_constant(view, picked[3]):
+        return f"the scatter's index {index.name} is not Where(target != ignore_index, target, 0)"
+    t1, k, t1_valid, _, nodes = picked
+    site.nodes += nodes
+    unsq = producer(view, t1_valid, "Unsqueeze")
+    if unsq is None or axes_of(view, unsq) not in ([1], [-1]) or not _same_target(view, t1, t1_valid):
+        return f"the scatter's index does not read Unsqueeze(target, 1) ({t1_valid.name})"
+    site.nodes.append(unsq)
+    target = unsq.inputs[0]
+    if view.elem_type(target) != TensorProto.INT64:
+        return f"target {target.name} is not int64 class indices"
+    w = _select(view, weight)
+    if w is None or not is_zero_constant(view, w[3]) or w[1] != k or not _same_target(view, w[0], t1):
+        return (f"{node_label(weight)} is not Where(target != {k}, weight, 0) on the same target (reduction='none' "
+                "with per-row weights?)")
+    site.nodes += w[4]
+    # forward: the picked log-probabilities, summed (and divided by the row count for "mean")
+    forward = _forward(view, lsm, target, k)
+    if isinstance(forward, str):
+        return forward
+    loss, count, fwd_nodes = forward
+    site.nodes += fwd_nodes
+    row_weight, dloss = w[2], w[2]
+    if count is not None:  # "mean": the weight is dloss / count, with the forward's count
+        div = producer(view, row_weight, "Div")
+        if div is None or len(div.inputs) != 2 or view.value_key(div.inputs[1]) != view.value_key(count):
+            return (f"the forward loss is divided by the row count {count.name} but its gradient {row_weight.name} "
+                    "is not dloss / that count: not one reduction")
+        site.nodes.append(div)
+        dloss = div.inputs[0]
+    if view.shape(dloss) != ():
+        shape_text = view.shape(dloss)
+        return (f"the loss gradient {dloss.name} has shape {None if shape_text is None else list(shape_text)}, not "
+                "one scalar (class weights, or reduction='none' with the rows summed afterwards)")
+    if view.dtype_name(dloss) != "float32":
+        return f"the loss gradient {dloss.name} is not float32"
+    computing = [n for n in site.nodes if n is not lsm and n.op != "Constant"]
+    reason = exclusive(view, computing, [loss, site.root.outputs[0]])
+    if reason:
+        return reason
+    if depends_on(view, dloss, [loss, site.root.outputs[0]]):
+        value = view.uniform(dloss)
+        if value is None:
+            return (f"the loss gradient {dloss.name} is computed from the loss itself (e.g. loss ** 2): one node "
+                    "cannot produce the loss and read its gradient")
+        # a constant spelled from the loss's shape (Expand(1, Shape(loss))): the op reads the constant
+        site.caps["dloss_value"] = float(value)
+        site.notes.append(f"the loss gradient {dloss.name} is the constant {float(value)!r} (computed from the "
+                          "loss's shape): the op reads that constant")
+    site.nodes = list({id(n): n for n in site.nodes}.values())
+    inside = {id(n) for n in site.nodes}
+    others = [n for n in view.consumers(lsm.outputs[0]) if id(n) not in inside]
+    if others or lsm.outputs[0].name in view.output_names:
+        readers = ", ".join(node_label(n) for n in others) or "the graph outputs"
+        site.notes.append(f"LogSoftmax {node_label(lsm)} stays: its output is also read by {readers}")
+    site.output, site.outputs = site.root.outputs[0], [loss]
+    site.grads, site.activations, site.dtype = dloss, logits, "float32"
+    site.caps.update(target=target)
+    site.attributes = {"ignore_index": k, "reduction": "mean" if count is not None else "sum"}
+    site.exact = False
+    site.notes.append(NOTE)
+    return None
+
+
+def _forward(view: GraphView, lsm: gs.Node, target, k):
+    """``(loss, count or None, nodes)`` of the forward loss reading ``lsm``, or the reason."""
+    found = []
+    for gather in consumers_of(view, lsm.outputs[0], "GatherElements"):
+        if attr(gather, "axis", 0) % 2 != 1 or gather.inputs[0] is not lsm.outputs[0]:
+            continue
+        index = gather.inputs[1]
+        cast = producer(view, index, "Cast")  # (an exporter without optimisation casts the index to int64)
+        if cast is not None and cast.attrs.get("to") == TensorProto.INT64:
+            index = cast.inputs[0]
+        unsq = producer(view, index, "Unsqueeze")
+        sel = _select(view, producer(view, unsq.inputs[0], "Where")) if unsq is not None else None
+        if sel is None or sel[1] != k or not _same_target(view, sel[0], target) or \
+                not _same_target(view, sel[2], target) or not is_zero_constant(view, sel[3]):
+            continue
+        found.append((gather, unsq, sel, cast))
+    if len(found) != 1:
+        return (f"no single forward GatherElements(log_softmax, Unsqueeze(Where(target != {k}, target, 0), 1)) "
+                f"reads {lsm.outputs[0].name} (found {len(found)})")
+    gather, unsq, sel, cast = found[0]
+    nodes = [gather, unsq, *sel[4], *([cast] if cast is not None else [])]
+    chain = []
+    t = gather.outputs[0]
+    for op in ("Squeeze", "Neg"):
+        users = consumers_of(view, t, op)
+        if len(users) != 1:
+            return f"the picked log-probabilities {t.name} are not {op}d once"
+        chain.append(users[0])
+        t = users[0].outputs[0]
+    nodes += chain
+    wheres = [w for w in consumers_of(view, t, "Where") if (s := _select(view, w)) is not None and s[2] is t
+              and s[1] == k and _same_target(view, s[0], target) and is_zero_constant(view, s[3])]
+    if len(wheres) != 1:
+        return f"the per-row losses {t.name} are not masked once by Where(target != {k}, loss, 0)"
+    rows = wheres[0].outputs[0]
+    nodes += _select(view, wheres[0])[4]
+    sums = [r for r in consumers_of(view, rows, "ReduceSum") if reduces_all(view, r, 1)]
+    if len(sums) != 1:
+        return f"the per-row losses {rows.name} are not summed to one scalar (reduction='none'?)"
+    total = sums[0].outputs[0]
+    nodes.append(sums[0])
+    for div in consumers_of(view, total, "Div"):
+        if div.inputs[0] is total:
+            count_nodes = _count(view, div.inputs[1], target, k)
+            if count_nodes is not None:
+                return div.outputs[0], div.inputs[1], nodes + [div, *count_nodes]
+    return total, None, nodes
+
+
+def replacement(view: GraphView, site: Site, name: str) -> list:
+    (loss,) = site.outputs
+    dloss = site.grads
+    if "dloss_value" in site.caps:
+        dloss = gs.Constant(f"{name}/dloss", np.array(site.caps["dloss_value"], np.float32))
+    return [gs.Node(OP, name, domain=DOMAIN, attrs=dict(site.attributes),
+                    inputs=[site.activations, site.caps["target"], dloss], outputs=[loss, site.output])]
+
+
+RULE = Rule(NAME, "Sub", pattern, check, replacement,
+            needs("LogSoftmax", "Exp", "GatherElements", "ScatterElements"), __doc__.splitlines()[0])

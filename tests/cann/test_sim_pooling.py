@@ -1,0 +1,258 @@
+"""MaxPoolV3 and MaxPoolGrad (NCHW) on the simulator against NumPy references.
+
+Semantics (hicann/ops-nn@e5c3fa93): output sizes and pads from pooling/max_pool_v3/op_host/
+max_pool_v3_infershape.cpp:51-86 and op_host/arch35/max_pool_v3_tiling_base.cpp:283-331
+(CALCULATED: floor((H + top + bottom - k) / s) + 1, ceil_mode rounding up unless the last window
+would start past H + top; VALID: (H - k + s) / s; SAME: ceil(H / s) with pad_top = need / 2),
+MaxPoolGrad's from pooling/max_pool_grad/op_host/arch35/max_pool_grad_tiling_base.cpp:333-345.
+Window maximum as CANN's MaxPoolGrad kernel picks it (pooling/max_pool_grad/op_kernel/arch35/
+max_pool_grad_simt.h:40-47): scan the in-image part of the window row by row; a value replaces
+the running maximum (initially -inf) if it is larger or NaN. So ties keep the first position
+(-0.0 before +0.0 stays), a NaN window selects its last NaN, padded positions never count.
+MaxPoolV3 copies the selected element (bit-exact); MaxPoolGrad adds each grad, in float32 from 0
+and in row-major output order, to the selected input position, rounding once.
+
+The window geometry is also checked independently: without NaN, MaxPoolV3 equals NumPy's max
+over sliding windows of the -inf padded input.
+"""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+from acl_ctypes import (
+    ACL_ERROR_FORMAT_NOT_MATCH,
+    ACL_ERROR_OP_ATTR_NOT_MATCH,
+    ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+    ACL_FLOAT,
+    ACL_FORMAT_NHWC,
+    Arg,
+    acl_dtype,
+    assert_bits_equal,
+    nchw,
+    run_ops,
+)
+
+pytestmark = pytest.mark.usefixtures("sim_dir")
+BF16 = ml_dtypes.bfloat16
+DTYPES = [np.float32, np.float16, BF16]
+IDS = ["float32", "float16", "bfloat16"]
+
+
+def geometry(h, k, s, mode, pads=(0, 0), ceil_mode=False):
+    """(output size, pad before) along one axis."""
+    if mode == "CALCULATED":
+        lo, hi = pads
+        o = math.floor((h + lo + hi - k + (s - 1 if ceil_mode else 0)) / s) + 1
+        if ceil_mode and (o - 1) * s >= h + lo:
+            o -= 1
+        return o, lo
+    if mode == "VALID":
+        return (h - k + s) // s, 0
+    o = -(-h // s)
+    return o, max(0, (o - 1) * s + k - h) // 2
+
+
+def select(plane, y0, x0, kh, kw):
+    """(row, col) of the window's selected maximum, the CANN kernel's scan."""
+    h, w = plane.shape
+    rows, cols = range(max(y0, 0), min(y0 + kh, h)), range(max(x0, 0), min(x0 + kw, w))
+    best, arg = -np.inf, (rows[0], cols[0])
+    for r in rows:
+        for c in cols:
+            v = float(plane[r, c])
+            if v > best or v != v:
+                best, arg = v, (r, c)
+    return arg
+
+
+def pool_ref(x, k, s, mode, pads=(0, 0, 0, 0), ceil_mode=False):
+    n, c, h, w = x.shape
+    oh, pt = geometry(h, k[0], s[0], mode, pads[:2], ceil_mode)
+    ow, pl = geometry(w, k[1], s[1], mode, pads[2:], ceil_mode)
+    y = np.empty((n, c, oh, ow), x.dtype)
+    args = np.empty((n, c, oh, ow, 2), np.int64)
+    for i in range(n):
+        for j in range(c):
+            for a in range(oh):
+                for b in range(ow):
+                    args[i, j, a, b] = select(x[i, j], a * s[0] - pt, b * s[1] - pl, *k)
+                    y[i, j, a, b] = x[i, j][tuple(args[i, j, a, b])]
+    return y, args, (pt, pl)
+
+
+def sample(rng, shape, dtype, nans=True):
+    x = rng.integers(-4, 5, shape).astype(np.float32)  # small integers: many ties
+    flat = x.reshape(-1)
+    flat[:4] = [-0.0, 0.0, -np.inf, 4.0]
+    if nans:  # NaNs with different payloads (the kernel selects a window's last NaN)
+        nan_bits = np.array([0x7FC00001, 0xFFC00002, 0x7FC00003], np.uint32).view(np.float32)
+        flat[[7, 8, 20]] = nan_bits if dtype is np.float32 else np.nan
+    return x.astype(dtype)
+
+
+POOL_CASES = [  # ksize, strides, padding_mode, pads, ceil_mode
+    ((2, 2), (2, 2), "CALCULATED", (0, 0, 0, 0), False),
+    ((3, 3), (1, 1), "CALCULATED", (1, 1, 1, 1), False),
+    ((3, 2), (2, 1), "CALCULATED", (1, 0, 0, 1), False),
+    ((3, 3), (2, 2), "CALCULATED", (1, 1, 1, 1), True),
+    ((2, 3), (3, 2), "CALCULATED", (0, 1, 1, 0), True),
+    ((3, 3), (2, 2), "SAME", None, False),
+    ((2, 2), (3, 3), "SAME", None, False),
+    ((3, 2), (2, 2), "VALID", None, False),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_max_pool_v3(tmp_path, dtype):
+    rng = np.random.default_rng(22)
+    x = sample(rng, (2, 3, 7, 8), dtype)
+    x_finite = sample(rng, (2, 3, 7, 8), dtype, nans=False)
+    cases, refs = [], []
+    for k, s, mode, pads, ceil_mode in POOL_CASES:
+        attrs = {"ksize": [1, 1, *k], "strides": [1, 1, *s], "padding_mode": mode, "data_format": "NCHW",
+                 "ceil_mode": ceil_mode, "global_pooling": False}
+        if pads is not None:
+            attrs["pads"] = list(pads)
+        for data in (x, x_finite):
+            ref, _, (pt, pl) = pool_ref(data, k, s, mode, pads or (0, 0, 0, 0), ceil_mode)
+            cases.append(("MaxPoolV3", [nchw(data)], [(acl_dtype(dtype), list(ref.shape))], attrs))
+            refs.append(ref)
+            if data is x_finite:  # the geometry, independently: max over -inf padded sliding windows
+                padded = np.pad(data.astype(np.float32), ((0, 0), (0, 0), (pt, k[0] * 4), (pl, k[1] * 4)),
+                                constant_values=-np.inf)
+                win = sliding_window_view(padded, k, axis=(2, 3))[:, :, ::s[0], ::s[1]]
+                assert np.array_equal(win.max(axis=(4, 5))[:, :, :ref.shape[2], :ref.shape[3]],
+                                      ref.astype(np.float32))
+    cases.append(("MaxPoolV3", [x], [(acl_dtype(dtype), [2, 3, 1, 1])],
+                  {"ksize": [1, 1, 2, 2], "strides": [1, 1, 1, 1], "global_pooling": True}))
+    refs.append(pool_ref(x, (7, 8), (1, 1), "VALID")[0])
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_max_pool_v3_ties_and_nan_selection(tmp_path):
+    nan1, nan2 = np.array([0x7FC00011, 0x7FC00022], np.uint32).view(np.float32)
+    x = np.array([[[[-0.0, 0.0], [nan1, 1.0]], [[0.0, -0.0], [1.0, nan2]]]], np.float32).reshape(1, 2, 2, 2)
+    x = np.concatenate([x, np.array([[[[nan1, nan2], [3.0, -np.inf]], [[-np.inf, -np.inf], [-np.inf, -np.inf]]]],
+                                    np.float32)], axis=0)
+    attrs = {"ksize": [1, 1, 2, 2], "strides": [1, 1, 2, 2]}
+    row_attrs = {"ksize": [1, 1, 1, 2], "strides": [1, 1, 1, 2]}
+    results = run_ops(tmp_path, [("MaxPoolV3", [x], [(ACL_FLOAT, [2, 2, 1, 1])], attrs),
+                                 ("MaxPoolV3", [x], [(ACL_FLOAT, [2, 2, 2, 1])], row_attrs)])
+    y, rows = results[0][2][0], results[1][2][0]
+    assert y.view(np.uint32)[0, 0, 0, 0] == nan1.view(np.uint32)  # the window's (only) NaN
+    assert y.view(np.uint32)[1, 0, 0, 0] == nan2.view(np.uint32)  # its last NaN
+    assert y[1, 1, 0, 0] == -np.inf
+    assert np.signbit(rows[0, 0, 0, 0]) and not np.signbit(rows[0, 1, 0, 0])  # first of -0.0 / +0.0 wins
+
+
+def grad_ref(x, grad, k, s, padding):
+    """float32 accumulation of grad into the selected positions, in row-major output order."""
+    _, args, _ = pool_ref(x, k, s, padding)
+    acc = np.zeros(x.shape, np.float32)
+    g32 = grad.astype(np.float32)
+    n, c, oh, ow = grad.shape
+    with np.errstate(all="ignore"):
+        for i in range(n):
+            for j in range(c):
+                for a in range(oh):
+                    for b in range(ow):
+                        r, q = args[i, j, a, b]
+                        acc[i, j, r, q] = acc[i, j, r, q] + g32[i, j, a, b]
+    return acc.astype(x.dtype)
+
+
+GRAD_CASES = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "VALID"), ((3, 3), (2, 2), "SAME"), ((2, 3), (1, 2), "SAME"),
+              ((3, 2), (3, 1), "VALID")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_max_pool_grad(tmp_path, dtype):
+    rng = np.random.default_rng(23)
+    x = sample(rng, (2, 2, 7, 6), dtype)
+    cases, refs = [], []
+    for k, s, padding in GRAD_CASES:
+        fwd, _, _ = pool_ref(x, k, s, padding)
+        grad = rng.standard_normal(fwd.shape).astype(dtype)
+        attrs = {"ksize": [1, 1, *k], "strides": [1, 1, *s], "padding": padding, "data_format": "NCHW"}
+        cases.append(("MaxPoolGrad", [x, fwd, grad], [(acl_dtype(dtype), list(x.shape))], attrs))
+        refs.append(grad_ref(x, grad, k, s, padding))
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_max_pool_grad_routes_like_tf_without_ties(tmp_path):
+    """Distinct values: each grad goes to its window's unique maximum (TF MaxPoolGrad); x2 is
+    only checked for its shape (the kernel finds the maxima again in x1)."""
+    rng = np.random.default_rng(24)
+    x = rng.permutation(2 * 3 * 6 * 6).astype(np.float32).reshape(2, 3, 6, 6)
+    grad = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    attrs = {"ksize": [1, 1, 2, 2], "strides": [1, 1, 1, 1], "padding": "VALID", "data_format": "NCHW"}
+    ((rc, _, (y,)),) = run_ops(tmp_path, [("MaxPoolGrad", [x, np.zeros_like(grad), grad], [(ACL_FLOAT, list(x.shape))],
+                                           attrs)])
+    assert rc == 0
+    want = np.zeros(x.shape, np.float64)
+    win = sliding_window_view(x, (2, 2), axis=(2, 3))  # [n, c, 5, 5, 2, 2]
+    flat = win.reshape(*win.shape[:4], 4).argmax(axis=-1)
+    for idx in np.ndindex(*flat.shape):
+        n, c, a, b = idx
+        dr, dc = divmod(flat[idx], 2)
+        want[n, c, a + dr, b + dc] += grad[idx]
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+def test_errors(tmp_path):
+    x = np.ones((1, 2, 4, 4), np.float32)
+    ok = {"ksize": [1, 1, 2, 2], "strides": [1, 1, 2, 2]}
+    g = np.ones((1, 2, 2, 2), np.float32)
+    grad_ok = {**ok, "padding": "VALID", "data_format": "NCHW"}
+    results = run_ops(tmp_path, [
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 3, 3])], {**ok, "pads": [2, 0, 0, 0]}),
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 2, 2])], {"ksize": [2, 2], "strides": [1, 1, 2, 2]}),
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 2, 2])], {**ok, "padding_mode": "FULL"}),
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 2, 2])], {**ok, "data_format": "NHWC"}),
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 3, 3])], ok),
+        ("MaxPoolV3", [Arg(x, "device", ACL_FORMAT_NHWC)], [(ACL_FLOAT, [1, 2, 2, 2])], ok),
+        ("MaxPoolV3", [x[0]], [(ACL_FLOAT, [2, 2, 2])], ok),
+        ("MaxPoolV3", [x.astype(np.float64)], [(acl_dtype(np.float64), [1, 2, 2, 2])], ok),
+        ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 2, 2])], {"strides": [1, 1, 2, 2]}),
+        ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 4])], {**ok, "data_format": "NCHW"}),
+        ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 4])], {**ok, "padding": "VALID"}),
+        ("MaxPoolGrad", [x, g, np.ones((1, 2, 3, 3), np.float32)], [(ACL_FLOAT, [1, 2, 4, 4])], grad_ok),
+        ("MaxPoolGrad", [x, np.ones((1, 2, 3, 3), np.float32), g], [(ACL_FLOAT, [1, 2, 4, 4])], grad_ok),
+        ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 4])], {**grad_ok, "padding": "CALCULATED"}),
+        ("MaxPoolGrad", [np.ones((1, 2, 0, 4), np.float32), g, g], [(ACL_FLOAT, [1, 2, 0, 4])], grad_ok),
+        ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 3])], grad_ok),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_FORMAT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    msgs = [r[1] for r in results]
+    assert "attribute pads is [2,0,0,0], expected 4 values [top, bottom, left, right], each >= 0 and smaller than " \
+        "the kernel (2x2)" in msgs[0]
+    assert "attribute ksize is [2,2], expected 4 values [1, 1, h, w] (NCHW order)" in msgs[1]
+    assert 'attribute padding_mode is "FULL"' in msgs[2]
+    assert 'attribute data_format is "NHWC"; the simulator implements NCHW only' in msgs[3]
+    assert "output 0 (y) has shape [1,2,3,3], expected [1,2,2,2] (pooled x)" in msgs[4]
+    assert "input 0 (x) has format NHWC" in msgs[5]
+    assert "required attribute ksize is missing" in msgs[8]
+    assert 'required attribute padding ("VALID" or "SAME") is missing' in msgs[9]
+    assert 'attribute data_format is "NHWC" (the default); the simulator implements NCHW only' in msgs[10]
+    assert "input 2 (grad) has shape [1,2,3,3], expected [1,2,2,2]" in msgs[11]
+    assert "input 1 (x2) has shape [1,2,3,3], expected [1,2,2,2] (the shape of input 2 (grad))" in msgs[12]
+    assert 'attribute padding is "CALCULATED", expected "VALID" or "SAME"' in msgs[13]
+    assert "input 0 (x1) has shape [1,2,0,4], expected every dim >= 1" in msgs[14]

@@ -1,0 +1,101 @@
+"""Transpose (perm as a constant input; hicann/ops-math@c4193324 conversion/transpose/op_graph/
+transpose_proto.h:41) and Slice (offsets and size as constant inputs, size -1 = to the end; TF
+Slice, mindspore-ai/graphengine@cd75e149 .../ops/selection_ops.h:924) on the simulator, against
+NumPy's transpose and basic slicing, for every dtype (they copy elements), including rank 0,
+empty tensors and the errors (perm / offsets / size in device memory are refused: their values
+decide the output shape, which is checked when the op is enqueued).
+"""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from acl_ctypes import (
+    ACL_ERROR_OP_ATTR_NOT_MATCH,
+    ACL_ERROR_OP_INPUT_NOT_MATCH,
+    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+    ACL_FLOAT,
+    acl_dtype,
+    assert_bits_equal,
+    const,
+    run_ops,
+)
+
+pytestmark = pytest.mark.usefixtures("sim_dir")
+BF16 = ml_dtypes.bfloat16
+ALL = [np.float32, np.float16, BF16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.bool_]
+ALL_IDS = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+
+
+def data(shape, dtype):
+    n = int(np.prod(shape))
+    return (np.arange(n) % 7 - 3).astype(np.float32).reshape(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ALL_IDS)
+def test_transpose(tmp_path, dtype):
+    cases, refs = [], []
+    for shape, perm in [((2, 3, 4), (2, 0, 1)), ((2, 3, 4), (0, 1, 2)), ((5, 7), (1, 0)), ((2, 1, 3, 2), (3, 1, 0, 2)),
+                        ((), ()), ((0, 3), (1, 0))]:
+        x = data(shape, dtype)
+        for ptype in (np.int32, np.int64):
+            ref = np.transpose(x, perm)
+            cases.append(("Transpose", [x, const(np.array(perm, ptype))], [(acl_dtype(dtype), list(ref.shape))],
+                          None))
+            refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref.copy())
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ALL_IDS)
+def test_slice(tmp_path, dtype):
+    x = data((4, 5, 6), dtype)
+    specs = [([0, 0, 0], [4, 5, 6]), ([1, 2, 3], [2, 2, 2]), ([1, 0, 2], [-1, -1, -1]), ([3, 4, 5], [1, 1, 1]),
+             ([0, 5, 0], [4, 0, 6]), ([2, 1, 0], [-1, 3, 1])]
+    cases, refs = [], []
+    for i, (off, size) in enumerate(specs):
+        t = np.int32 if i % 2 else np.int64
+        ref = x[tuple(slice(o, x.shape[d] if s == -1 else o + s) for d, (o, s) in enumerate(zip(off, size)))]
+        cases.append(("Slice", [x, const(np.array(off, t)), const(np.array(size, t))],
+                      [(acl_dtype(dtype), list(ref.shape))], None))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref.copy())
+
+
+def test_errors(tmp_path):
+    x = np.ones((2, 3), np.float32)
+    p = np.array([1, 0], np.int32)
+    o, s = np.array([0, 1], np.int64), np.array([2, 2], np.int64)
+    results = run_ops(tmp_path, [
+        ("Transpose", [x, p], [(ACL_FLOAT, [3, 2])], None),  # perm in device memory
+        ("Transpose", [x, const(np.array([1, 1], np.int32))], [(ACL_FLOAT, [3, 3])], None),
+        ("Transpose", [x, const(np.array([0], np.int32))], [(ACL_FLOAT, [2])], None),
+        ("Transpose", [x, const(p.astype(np.float32))], [(ACL_FLOAT, [3, 2])], None),
+        ("Transpose", [x, const(p)], [(ACL_FLOAT, [2, 3])], None),
+        ("Slice", [x, o, const(s)], [(ACL_FLOAT, [2, 2])], None),
+        ("Slice", [x, const(np.array([0, 2], np.int64)), const(s)], [(ACL_FLOAT, [2, 2])], None),
+        ("Slice", [x, const(np.array([3, 0], np.int64)), const(np.array([-1, -1], np.int64))], [(ACL_FLOAT, [0, 3])],
+         None),
+        ("Slice", [x, const(np.array([0], np.int64)), const(np.array([1], np.int64))], [(ACL_FLOAT, [1])], None),
+        ("Slice", [x, const(o), const(s)], [(ACL_FLOAT, [2, 3])], None),
+        ("Slice", [x, const(o), const(np.array([2, -2], np.int64))], [(ACL_FLOAT, [2, 2])], None),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH]
+    msgs = [r[1] for r in results]
+    assert "Transpose: input 1 (perm) must be a constant input (aclSetTensorConst)" in msgs[0]
+    assert "Transpose: input 1 (perm) [1,1] is not a permutation of rank 2" in msgs[1]
+    assert "Transpose: output 0 has shape [2,3], expected [3,2]" in msgs[4]
+    assert "Slice: input 1 (offsets) must be a constant input" in msgs[5]
+    assert "size 2 of dim 1 does not fit x [2,3] from offset 2 (-1 = to the end)" in msgs[6]
+    assert "Slice: input 1 (offsets) [3,0]: offset 3 of dim 0 is outside [0, 2]" in msgs[7]
+    assert "need one entry per dim of x [2,3]" in msgs[8]
+    assert "output 0 (y) has shape [2,3], expected [2,2]" in msgs[9]

@@ -1,0 +1,228 @@
+"""softmax_cross_entropy: F.cross_entropy's loss and backward -> SoftmaxCrossEntropyLossAndGrad.
+
+Each fused graph: the exact op list, onnx.checker (full), the outputs of ORT (CPU, graph
+optimisations off) before and after within the float32 tolerance (ignored rows included), and the
+reference evaluator on the fused graph; each refused graph: unchanged, with its reason. Graphs
+from graphs_training.py (the exporter's spelling node for node) and from PyTorch itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.reference
+import pytest
+import torch
+import torch.nn.functional as F
+from graphs_training import cross_entropy, export, torchlib_listed_once
+
+from ort_ops import ort_io
+from ort_ops.reference import OPS
+from rewrite import RewriteReport, fuse_training
+from rewrite.validation import compare, session
+
+FUSED_OP = "SoftmaxCrossEntropyLossAndGrad"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fast_exports():
+    with torchlib_listed_once():
+        yield
+
+
+def ops(model):
+    return [n.op_type for n in model.graph.node]
+
+
+def feeds(n=6, c=5, ignore_index=-100, ignored=(1, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    target = rng.integers(0, c, n).astype(np.int64)
+    target[list(ignored)] = ignore_index
+    return {"logits": (rng.normal(0, 2, (n, c))).astype(np.float32), "target": target}
+
+
+def run(model, inputs):
+    names = [o.name for o in model.graph.output]
+    return dict(zip(names, ort_io.run(session(model), inputs, names)))
+
+
+def assert_same_outputs(fused, model, inputs):
+    got, want = run(fused, inputs), run(model, inputs)
+    for name in want:
+        check = compare(name, "ort", got[name], want[name])
+        assert check.ok, check
+    ref = onnx.reference.ReferenceEvaluator(fused, new_ops=list(OPS)).run(None, inputs)
+    for (name, g), r in zip(got.items(), ref):
+        check = compare(name, "reference", r, g)
+        assert check.ok, check
+    return got, want
+
+
+def fuse(model, **kwargs):
+    before = model.SerializeToString()
+    report = RewriteReport()
+    fused = fuse_training(model, report=report, **kwargs)
+    assert model.SerializeToString() == before, "input model was mutated"
+    onnx.checker.check_model(fused, full_check=True)
+    return fused, report
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+@pytest.mark.parametrize("equal_form", [False, True])
+def test_fuses_with_every_reduction_and_ignore_index(reduction, ignore_index, equal_form):
+    model = cross_entropy(reduction=reduction, ignore_index=ignore_index, equal_form=equal_form)
+    fused, report = fuse(model)
+    assert ops(fused) == [FUSED_OP, "Identity", "Identity"]
+    (site,) = report.fused
+    assert (site.rule, site.op, site.exact, site.dtype) == ("softmax_cross_entropy", FUSED_OP, False, "float32")
+    assert site.attributes == {"ignore_index": ignore_index, "reduction": reduction}
+    (node,) = [n for n in fused.graph.node if n.op_type == FUSED_OP]
+    assert node.domain == "ai.ortops" and list(node.input)[:2] == ["logits", "target"]
+    assert {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute} == \
+        {"ignore_index": ignore_index, "reduction": reduction.encode()}
+    assert_same_outputs(fused, model, feeds(ignore_index=ignore_index))
+
+
+def test_dloss_other_than_one_is_the_ops_input():
+    model = cross_entropy(dloss=0.5)
+    fused, _ = fuse(model)
+    (node,) = [n for n in fused.graph.node if n.op_type == FUSED_OP]
+    dloss = next(t for t in fused.graph.initializer if t.name == node.input[2])
+    assert onnx.numpy_helper.to_array(dloss) == np.float32(0.5)
+    assert_same_outputs(fused, model, feeds())
+
+
+def test_every_row_ignored_gives_nan_loss_and_zero_gradient_like_the_original():
+    model = cross_entropy()
+    fused, _ = fuse(model)
+    inputs = feeds(ignored=range(6))
+    got, want = run(fused, inputs), run(model, inputs)
+    assert np.isnan(got["loss"]) and np.isnan(want["loss"])
+    assert np.array_equal(got["dlogits"], np.zeros((6, 5), np.float32))
+    assert np.array_equal(np.abs(want["dlogits"]), np.zeros((6, 5), np.float32))
+
+
+def test_log_softmax_stays_when_read_elsewhere():
+    model = cross_entropy(keep_log_softmax=True)
+    fused, report = fuse(model)
+    assert ops(fused) == ["LogSoftmax", FUSED_OP, "Identity", "Identity", "Identity"]
+    assert any("LogSoftmax" in note and "stays" in note for note in report.fused[0].notes)
+    assert_same_outputs(fused, model, feeds())
+
+
+def test_target_out_of_range_fails_like_the_original():
+    model = cross_entropy()
+    fused, _ = fuse(model)
+    inputs = feeds()
+    inputs["target"][0] = 7
+    with pytest.raises(Exception, match="out of data bounds"):
+        run(model, inputs)
+    with pytest.raises(Exception, match=r"target\[0\] = 7 is outside \[0, 5\)"):
+        run(fused, inputs)
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"label_smoothing": True}, "label_smoothing adds a uniform term"),
+    ({"row_weights": True, "reduction": "sum"}, "has shape [6, 1], not one scalar"),
+    ({"row_weights": True}, "is not dloss / that count"),
+    ({"loss_squared": True}, "is computed from the loss itself"),
+    ({"share": "mask"}, "is also read by shared_out, outside the pattern"),
+    ({"share": "neg"}, "is also read by shared_out, outside the pattern"),
+    ({"share": "count"}, "is also read by shared_out, outside the pattern"),
+])
+def test_refused_with_the_reason(kwargs, reason):
+    model = cross_entropy(**kwargs)
+    fused, report = fuse(model)
+    assert fused.SerializeToString() == model.SerializeToString()
+    (site,) = report.rejected
+    assert site.rule == "softmax_cross_entropy" and reason in site.reason, site.reason
+
+
+def test_strict_refuses():
+    model = cross_entropy()
+    fused, report = fuse(model, strict=True)
+    assert fused.SerializeToString() == model.SerializeToString()
+    assert report.rejected[0].reason.startswith("strict: not provably unchanged")
+
+
+# --- PyTorch's own graphs ---------------------------------------------------------------------
+
+
+def _torch_case(loss_fn, classes=5, n=6, seed=0, dtype=torch.float32, logits_extra=()):
+    torch.manual_seed(seed)
+    module = torch.nn.Linear(8, classes).to(dtype)
+    x = torch.randn(n, *logits_extra, 8).to(dtype) if logits_extra else torch.randn(n, 8).to(dtype)
+    if logits_extra:  # [N, C, L] logits for K-dimensional cross-entropy
+        module = torch.nn.Sequential(module, Permute())
+    y = torch.randint(0, classes, (n, *logits_extra))
+    return export(module, x, loss_fn, y), module
+
+
+class Permute(torch.nn.Module):
+    def forward(self, x):
+        return x.permute(0, 2, 1)
+
+
+def _graph_feeds(model, module, n=6, classes=5, ignore_index=-100):
+    inputs = {"input": np.random.default_rng(3).standard_normal((n, 8)).astype(np.float32),
+              "target": np.random.default_rng(4).integers(0, classes, n).astype(np.int64)}
+    inputs["target"][[1, 3]] = ignore_index
+    for name, p in module.named_parameters():
+        inputs[name] = p.detach().numpy()
+    return inputs
+
+
+@pytest.mark.parametrize("name, loss_fn, attributes", [
+    ("mean", F.cross_entropy, {"ignore_index": -100, "reduction": "mean"}),
+    ("sum", lambda o, t: F.cross_entropy(o, t, reduction="sum"), {"ignore_index": -100, "reduction": "sum"}),
+    ("ignore_index", lambda o, t: F.cross_entropy(o, t, ignore_index=2), {"ignore_index": 2, "reduction": "mean"}),
+    ("nll_of_log_softmax", lambda o, t: F.nll_loss(F.log_softmax(o, 1), t),
+     {"ignore_index": -100, "reduction": "mean"}),
+    ("scaled", lambda o, t: 0.5 * F.cross_entropy(o, t), {"ignore_index": -100, "reduction": "mean"}),
+])
+def test_pytorch_cross_entropy_fuses(name, loss_fn, attributes):
+    model, module = _torch_case(loss_fn)
+    fused, report = fuse(model)
+    (site,) = [s for s in report.fused if s.rule == "softmax_cross_entropy"]
+    assert site.attributes == attributes
+    gone = {"LogSoftmax", "GatherElements", "ScatterElements", "Exp", "Neg", "Not", "Equal", "Where", "Squeeze",
+            "Unsqueeze", "ConstantOfShape", "Div", "Cast", "Sub"}
+    assert not gone & set(ops(fused)), ops(fused)
+    assert ops(fused).count(FUSED_OP) == 1
+    inputs = _graph_feeds(model, module, ignore_index=attributes["ignore_index"])
+    got, want = run(fused, inputs), run(model, inputs)
+    for out in want:
+        check = compare(out, "ort", got[out], want[out])
+        assert check.ok, check
+
+
+@pytest.mark.parametrize("name, loss_fn, reason", [
+    ("class_weights", lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0)), "no single forward"),
+    ("label_smoothing", lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1), "label_smoothing"),
+    ("reduction_none_weighted", lambda o, t: (F.cross_entropy(o, t, reduction="none") * torch.arange(6.0)).sum(),
+     "not summed to one scalar"),
+    ("reduction_none_summed", lambda o, t: F.cross_entropy(o, t, reduction="none").sum(), "not one scalar"),
+    ("squared", lambda o, t: F.cross_entropy(o, t) ** 2, "computed from the loss itself"),
+])
+def test_pytorch_variants_are_refused_with_the_reason(name, loss_fn, reason):
+    model, _ = _torch_case(loss_fn)
+    fused, report = fuse(model)
+    assert FUSED_OP not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+    assert site.status == "rejected" and reason in site.reason, site.reason
+
+
+def test_pytorch_float16_cross_entropy_is_refused_with_the_reason():
+    model, _ = _torch_case(F.cross_entropy, dtype=torch.float16)
+    fused, report = fuse(model)
+    assert FUSED_OP not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+    assert "only the float32 spelling is fused" in site.reason, site.reason
+
+
+def test_pytorch_k_dimensional_cross_entropy_is_refused_with_the_reason():
+    model, _ = _torch_case(F.cross_entropy, logits_extra=(3,))
+    fused, report = fuse(model)
+    assert FUSED_OP not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+    assert "the op takes [N, C]" in site.reason, site.reason
