@@ -19,10 +19,11 @@ device="cann")``; ``--device cpu`` keeps them in host memory and binds them ever
 the step's one session (training graph and optimizer update, ``ort_ops.training.step_graph``) is a CANN EP
 session.
 
-CNN on CANN: onnxruntime-cann 1.24.4 claims the graph's Conv nodes (forward, with bias, and the
-two weight gradients, without), sent as the ACL op ``Conv2D``; ConvTranspose, MaxPool and the
-Transposes stay on the CPU EP (docs/cann_ops.md). The ACL simulator in ``cann_ep/sim``
-implements ``Conv2D``, so ``--model cnn --ep cann`` runs there as on a real NPU.
+On CANN every node of the step runs on the CANN EP: onnxruntime-cann 1.24.4 claims the Conv nodes
+(``Conv2D``), and ``cann_ep.session``'s placement pass puts the rest (Gemm, Elu, Transpose,
+ConvTranspose, MaxPool, ...) into ``ai.ortops.cann`` (docs/placement.md, docs/cann_ops.md); the
+run prints the placement. The ACL simulator in ``cann_ep/sim`` implements every CANN op they
+launch, so ``--ep cann`` runs there as on a real NPU.
 Agreement: per-step relative loss difference <= 1e-4 over the first 200 steps (fp32).
 """
 
