@@ -90,6 +90,8 @@ class GraphView:
         # read the graph, and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
         self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
+        self._uniform_cache: dict[int, tuple[object, np.float32 | None]] = {}
+        self._strip_cache: dict[int, tuple[object, object]] = {}
         self.unreadable: dict[str, str] = {}  # constant name -> why its value could not be read
         self.output_names = {t.name for t in graph.outputs}
 
@@ -212,7 +214,15 @@ class GraphView:
     def uniform(self, tensor) -> np.float32 | None:
         """The value, as float32, of a tensor provably filled with one number: a one-element
         constant, a small constant with all elements equal, ``ConstantOfShape``, or ``Expand`` /
-        a view op of such a tensor. None otherwise."""
+        a view op of such a tensor. None otherwise. Memoized per tensor, as :meth:`const`."""
+        hit = self._uniform_cache.get(id(tensor))
+        if hit is not None and hit[0] is tensor:
+            return hit[1]
+        value = self._uniform(tensor)
+        self._uniform_cache[id(tensor)] = (tensor, value)
+        return value
+
+    def _uniform(self, tensor) -> np.float32 | None:
         for _ in range(8):
             value = self.const(tensor)
             if value is not None:
@@ -251,7 +261,16 @@ class GraphView:
 
     # -- identity-like wrappers -----------------------------------------------------------
     def strip(self, tensor):
-        """Look through Identity and Mul-by-1 (a one-element constant 1): the tensor itself."""
+        """Look through Identity and Mul-by-1 (a one-element constant 1): the tensor itself.
+        Memoized per tensor (the result holds the same values whatever edits follow)."""
+        hit = self._strip_cache.get(id(tensor))
+        if hit is not None and hit[0] is tensor:
+            return hit[1]
+        value = self._strip(tensor)
+        self._strip_cache[id(tensor)] = (tensor, value)
+        return value
+
+    def _strip(self, tensor):
         for _ in range(16):
             node = self.producer(tensor)
             if node is None or not is_default_domain(node):
