@@ -12,7 +12,9 @@ fuse_elu_grad's phases are timed inside the pass
   scan        protobuf-only test for candidate sites (no graphsurgeon graph)
   import      private copy + gs.import_onnx
   match+edit  rules on the gs graph + building / splicing the EluGrad nodes
-  cleanup     gs cleanup() (+ toposort() only when the edit broke the order)
+  cleanup     removing what the edit left unused: a walk up from the edited nodes, or gs
+              cleanup() when there are subgraphs or functions (+ toposort() only when the edit
+              broke the order)
   export      gs.export_onnx + restoring the model's other fields
   fuse        the whole fuse_elu_grad call (it frees its gs graph itself: the collection
               when the collector resumes is inside the call, not in any phase above);
