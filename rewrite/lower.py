@@ -93,7 +93,9 @@ def _lower(model: onnx.ModelProto, ops: set, report: RewriteReport) -> onnx.Mode
             ))
     new_nodes = {gid: splice(graphs[gid], r) for gid, r in replaced.items()}
     missing = cleanup(graph, keep_alive, new_nodes, graphs)
-    out = export(model, graph, missing, add_domain=False, edited_functions=edited)
+    # the ai.ortops import stays: other ops of the domain may remain (lower_elu_grad drops it
+    # when none does)
+    out = export(model, graph, missing, add_domain=True, edited_functions=edited)
     metadata.restore(out)
     return out
 
