@@ -2,12 +2,12 @@
 // parameter, each step one float32 IEEE operation in the order of the ONNX update graph it replaces
 // (ort_ops/training/optim.py), chunked over the session's intra-op thread pool for large parameters.
 // Buffers may sit at any address (IOBinding): elements are accessed through memcpy.
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "common/element_type.h"
 #include "common/op_base.h"
+#include "common/parallel.h"
 #include "ops/adam_update/adam_update.h"
 
 namespace ortops::adam_update {
@@ -19,7 +19,6 @@ constexpr size_t kChunkElements = size_t{1} << 14;
 struct Job {
   const void *param, *grad, *exp_avg, *exp_avg_sq;
   void *new_param, *new_exp_avg, *new_exp_avg_sq;
-  size_t count;
   float weight_decay, one_minus_beta1, beta2, one_minus_beta2, eps;
   float step, bc2_sqrt;  // -lr / (1 - beta1^t) and sqrt(1 - beta2^t), rounded from float64
 
@@ -38,11 +37,6 @@ struct Job {
       StoreFloat<Float32>(new_param, i, p + (m / denom) * step);
     }
   }
-  static void RunChunk(void* self, size_t index) {
-    const Job& job = *static_cast<const Job*>(self);
-    const size_t begin = index * kChunkElements;
-    job.Run(begin, std::min(job.count, begin + kChunkElements));
-  }
 };
 
 class CpuKernel : public Kernel {
@@ -57,27 +51,21 @@ class CpuKernel : public Kernel {
     std::memcpy(s, io.scalars.data, sizeof s);
     const double bc1 = 1.0 - s[1] * a_.beta1_d;
     const double bc2 = 1.0 - s[2] * a_.beta2_d;
-    Job job{io.param.data,
-            io.grad.data,
-            io.exp_avg.data,
-            io.exp_avg_sq.data,
-            io.new_param,
-            io.new_exp_avg,
-            io.new_exp_avg_sq,
-            io.count,
-            a_.weight_decay,
-            static_cast<float>(1.0 - a_.beta1_d),
-            a_.beta2,
-            static_cast<float>(1.0 - a_.beta2_d),
-            a_.eps,
-            static_cast<float>(-(s[0] / bc1)),
-            static_cast<float>(std::sqrt(bc2))};
-    if (io.count < kParallelMinElements) {
-      job.Run(0, io.count);
-      return nullptr;
-    }
-    const size_t chunks = (io.count + kChunkElements - 1) / kChunkElements;
-    return Api().KernelContext_ParallelFor(context, &Job::RunChunk, chunks, 0, &job);
+    const Job job{io.param.data,
+                  io.grad.data,
+                  io.exp_avg.data,
+                  io.exp_avg_sq.data,
+                  io.new_param,
+                  io.new_exp_avg,
+                  io.new_exp_avg_sq,
+                  a_.weight_decay,
+                  static_cast<float>(1.0 - a_.beta1_d),
+                  a_.beta2,
+                  static_cast<float>(1.0 - a_.beta2_d),
+                  a_.eps,
+                  static_cast<float>(-(s[0] / bc1)),
+                  static_cast<float>(std::sqrt(bc2))};
+    return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
   }
 
  private:

@@ -2,11 +2,11 @@
 // the order of the ONNX update graph it replaces (ort_ops/training/optim.py), chunked over the
 // session's intra-op thread pool for large parameters. Buffers may sit at any address (IOBinding):
 // elements are accessed through memcpy.
-#include <algorithm>
 #include <cstring>
 
 #include "common/element_type.h"
 #include "common/op_base.h"
+#include "common/parallel.h"
 #include "ops/sgd_update/sgd_update.h"
 
 namespace ortops::sgd_update {
@@ -21,7 +21,6 @@ struct Job {
   const void* buffer;  // momentum != 0 only
   void* new_param;
   void* new_buffer;
-  size_t count;
   float neg_lr, step_momentum, grad_scale;  // from the scalars
   Attributes a;
 
@@ -40,11 +39,6 @@ struct Job {
       StoreFloat<Float32>(new_param, i, p + g * neg_lr);
     }
   }
-  static void RunChunk(void* self, size_t index) {
-    const Job& job = *static_cast<const Job*>(self);
-    const size_t begin = index * kChunkElements;
-    job.Run(begin, std::min(job.count, begin + kChunkElements));
-  }
 };
 
 class CpuKernel : public Kernel {
@@ -59,14 +53,9 @@ class CpuKernel : public Kernel {
     if (io.count == 0) return nullptr;
     float s[kScalars];
     std::memcpy(s, io.scalars.data, sizeof s);
-    Job job{io.param.data, io.grad.data, io.buffer.data, io.new_param, io.new_buffer,
-            io.count,      -s[0],        s[1],           s[2],         attributes_};
-    if (io.count < kParallelMinElements) {
-      job.Run(0, io.count);
-      return nullptr;
-    }
-    const size_t chunks = (io.count + kChunkElements - 1) / kChunkElements;
-    return Api().KernelContext_ParallelFor(context, &Job::RunChunk, chunks, 0, &job);
+    const Job job{io.param.data, io.grad.data, io.buffer.data, io.new_param, io.new_buffer,
+                  -s[0],         s[1],         s[2],           attributes_};
+    return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
   }
 
  private:

@@ -1,0 +1,32 @@
+// Elementwise work over [0, count) on the session's intra-op thread pool.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "common/ort_api.h"
+
+namespace ortops {
+
+// Calls job.Run(begin, end) over [0, count): on the calling thread when count < parallel_min
+// (the pool costs more than it saves), else in chunk-element pieces through
+// KernelContext_ParallelFor. `job` outlives the call (ParallelFor returns when all pieces ran).
+template <typename Job>
+OrtStatusPtr RunInChunks(OrtKernelContext* context, size_t count, size_t parallel_min, size_t chunk, const Job& job) {
+  if (count < parallel_min) {
+    job.Run(0, count);
+    return nullptr;
+  }
+  struct Pieces {
+    const Job* job;
+    size_t count, chunk;
+    static void Run(void* self, size_t index) {
+      const Pieces& p = *static_cast<const Pieces*>(self);
+      const size_t begin = index * p.chunk;
+      p.job->Run(begin, std::min(p.count, begin + p.chunk));
+    }
+  } pieces{&job, count, chunk};
+  return Api().KernelContext_ParallelFor(context, &Pieces::Run, (count + chunk - 1) / chunk, 0, &pieces);
+}
+
+}  // namespace ortops
