@@ -27,6 +27,12 @@ fuse_elu_grad's phases are timed inside the pass
   no-ELU      fuse_elu_grad on a graph without ELU backward (same size)
   m+e/gs      match+edit / gs rt;  fuse/gs, fuse/os: total-time ratios
 Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000] [--repeats 3]
+
+``--against DIR`` (a checkout of another revision, e.g. ``git worktree add /tmp/old 68f6d57``)
+compares fuse_elu_grad here with DIR's instead: for each size the same serialized graph is fused
+``--repeats`` times by each revision, alternately, each run in a fresh interpreter (so a machine
+whose speed drifts during the run slows both alike), and the table gives both medians, their ratio
+and the ratio's spread over the pairs.
 """
 
 from __future__ import annotations
@@ -174,12 +180,74 @@ def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
     return row
 
 
+# One timed fuse in a fresh interpreter: argv = repository, model file. The model is loaded and
+# the collector run before the clock starts; the time includes collecting fuse's garbage, as above.
+_ONE_FUSE = """
+import gc, sys, time
+sys.path.insert(0, sys.argv[1])
+import onnx
+from rewrite import fuse_elu_grad
+model = onnx.load(sys.argv[2])
+fuse_elu_grad(onnx.load(sys.argv[3]))  # warm-up: first-call imports are not timed
+gc.collect()
+t = time.perf_counter()
+out = fuse_elu_grad(model)
+gc.collect(0)
+print(time.perf_counter() - t, sum(n.op_type == "EluGrad" for n in out.graph.node))
+"""
+
+
+def fuse_seconds(repo: str, path: str, warm: str) -> tuple[float, int]:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", _ONE_FUSE, repo, path, warm], capture_output=True, text=True,
+                         check=True, env=env, cwd=repo).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def against(sizes: list[int], repeats: int, other: str) -> None:
+    """fuse_elu_grad of this checkout vs ``other``'s, alternating runs on the same graphs."""
+    import tempfile
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    other = os.path.abspath(other)
+    print(f"this checkout: {here}\nbaseline:      {other}")
+    header = ("nodes", 7), ("here (s)", 9), ("baseline (s)", 12), ("here/base", 9), ("min-max of pairs", 17), \
+        ("EluGrads", 8)
+    print(" ".join(f"{name:>{width}}" for name, width in header))
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = os.path.join(tmp, "warm.onnx")
+        onnx.save(chain(60), warm)
+        for n in sizes:
+            path = os.path.join(tmp, f"chain{n}.onnx")
+            onnx.save(chain(n), path)
+            mine, base, ratios = [], [], []
+            for i in range(repeats):
+                order = [(here, mine), (other, base)] if i % 2 == 0 else [(other, base), (here, mine)]
+                counts = set()
+                for repo, into in order:
+                    seconds, count = fuse_seconds(repo, path, warm)
+                    into.append(seconds)
+                    counts.add(count)
+                if len(counts) != 1:
+                    raise SystemExit(f"the revisions fused different numbers of sites: {sorted(counts)}")
+                ratios.append(mine[-1] / base[-1])
+            m, b = statistics.median(mine), statistics.median(base)
+            print(f"{len(onnx.load(path).graph.node):7d} {m:9.3f} {b:12.3f} {m / b:9.3f} "
+                  f"{min(ratios):8.3f}-{max(ratios):.3f} {counts.pop():8d}", flush=True)
+    print(f"(fuse_elu_grad seconds, median of {repeats} runs each, alternating, fresh interpreter per run)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-onnxscript", action="store_true")
+    ap.add_argument("--against", metavar="DIR", help="compare fuse_elu_grad with the checkout in DIR")
     args = ap.parse_args()
+    if args.against:
+        return against(args.sizes, args.repeats, args.against)
     measure(60, 1, not args.skip_onnxscript)  # warm-up: first-call imports are not timed
     print(" ".join(f"{name:>{width}}" for name, width, _ in COLUMNS))
     for n in args.sizes:

@@ -17,7 +17,7 @@ import onnx_graphsurgeon as gs
 from ort_ops import DOMAIN, OPSET_VERSION
 from rewrite import graph_scopes
 from rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
-from rewrite.graph_view import GraphView, node_label, shortest
+from rewrite.graph_view import GraphView, forget_inference, node_label, shortest
 from rewrite.report import RewriteReport, SiteReport
 from rewrite.rules import RULES, TRAINING_RULES, Rule, Site
 
@@ -47,7 +47,7 @@ def _site_report(site: Site, status: str, reason: str | None, layer: str | None,
     )
 
 
-def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata: NodeMetadata | None = None,
+def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata=None,
                scope: str = "main graph", rules: tuple[Rule, ...] = RULES) -> list[tuple]:
     """Try every rule on its anchor nodes of one scope (rule order = priority); returns the
     accepted sites. A node roots at most one site; sites may read the same nodes."""
@@ -100,8 +100,11 @@ def inspect_elu_grad(model, strict: bool = False, *, base_dir: str | None = None
         with _gc_paused():
             graph = import_graph(model)
             metadata = NodeMetadata(model)
-            for scope in graph_scopes.scopes(graph, model, base_dir):
-                find_sites(scope.view, strict, report, metadata, scope.label, rules)
+            try:
+                for scope in graph_scopes.scopes(graph, model, base_dir):
+                    find_sites(scope.view, strict, report, metadata, scope.label, rules)
+            finally:
+                forget_inference()
         for site in report.sites:
             if site.status == "fused":
                 site.status = "would fuse"
@@ -154,8 +157,11 @@ def fuse_elu_grad(
 
     The graph keeps its node order and every node's name, doc string and metadata: each EluGrad
     takes the place of the node whose output it produces (and that node's metadata; its name is
-    new and unique in the model), dead nodes are removed by graphsurgeon's ``cleanup()``, and
+    new and unique in the model), the nodes nothing reads any more are removed, and
     ``toposort()`` runs only when an EluGrad would otherwise read a tensor produced further down.
+    In a model without subgraphs or functions every node the pass did not touch is written as
+    its original protobuf, byte for byte (:func:`export_keeping_protos`); otherwise graphsurgeon
+    exports the graph and the doc strings and metadata are put back.
     """
     model, base_dir = _model_and_dir(model, base_dir)
     report = report if report is not None else RewriteReport()
@@ -165,21 +171,30 @@ def fuse_elu_grad(
         candidates = has_candidates(model, rules)
     if not candidates:
         return _copy(model)
-    with _gc_paused():
-        fused = _fuse_with_gs(model, strict, report, timer, base_dir, rules)
+    try:
+        with _gc_paused():
+            fused = _fuse_with_gs(model, strict, report, timer, base_dir, rules)
+    finally:
+        forget_inference()
     return fused if fused is not None else _copy(model)
 
 
 def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
-                  rules: tuple[Rule, ...] = RULES) -> onnx.ModelProto | None:
+                  rules: tuple[Rule, ...] = RULES, keep_protos: bool = True) -> onnx.ModelProto | None:
     """The graphsurgeon part of :func:`fuse_elu_grad` (None: nothing accepted).
+
+    ``keep_protos``: a single graph (no subgraphs, no functions) is written by
+    :func:`export_keeping_protos`, which keeps every untouched node's original protobuf, instead of
+    graphsurgeon's export (False: always graphsurgeon's; the tests compare the two).
 
     A function of its own so that the gs graph is unreachable before the collector resumes:
     otherwise the first collection after ``gc.enable()`` traverses the whole live graph
     (about 0.8 s at 100k nodes) only to find it still in use."""
     with timer("import"):
         graph = import_graph(model)
-        metadata = NodeMetadata(model)
+        originals = ProtoIndex(graph, model.graph)
+        # a single graph keeps its NodeProtos (export_keeping_protos): their metadata is read there
+        metadata = originals if keep_protos and originals.single else NodeMetadata(model)
     with timer("match"):
         all_scopes = list(graph_scopes.scopes(graph, model, base_dir))
         accepted = []
@@ -199,7 +214,7 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
                 return not (t.inputs and id(t.inputs[0]) in dropped)
 
             keep_alive = {gid: u._replace(outputs=[t for t in u.outputs if kept(t)]) for gid, u in keep_alive.items()}
-        names = NameAllocator(model)
+        names = NameAllocator(used=metadata.names)
         replaced: dict[int, dict[int, list[gs.Node]]] = {}
         renamed: dict[str, str] = {}  # output of each fused op -> the first output of the node it replaces
         for scope, rule, site in accepted:
@@ -217,9 +232,16 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
         new_nodes = {gid: splice(graphs[gid], r) for gid, r in replaced.items()}
         edited = {(s.function.domain or "", s.function.name) for s, _, _ in accepted if s.function is not None}
     with timer("cleanup"):
-        seeds = [n for _, _, site in accepted for n in site.nodes] + [n for ns in new_nodes.values() for n in ns]
+        # popped last first: each site's root (its first node) before the nodes it reads, so those
+        # are found dead on the way up and their own seeds cost one lookup
+        seeds = [n for ns in new_nodes.values() for n in ns] + \
+            [n for _, _, site in reversed(accepted) for n in reversed(site.nodes)]
         missing = cleanup(graph, keep_alive, new_nodes, graphs, seeds=seeds)
     with timer("export"):
+        if metadata is originals:
+            out = export_keeping_protos(model, graph, originals, missing, renamed)
+            originals.release(graph)
+            return out
         out = export(model, graph, missing, add_domain=True, edited_functions=edited)
         metadata.restore(out, renamed)
         return out
@@ -396,23 +418,153 @@ def _remove_dead_upstream(graph: gs.Graph, seeds) -> None:
         node = stack.pop()
         if id(node) in dead:
             continue
-        if any(t.name in outputs or readers.get(id(t), len(t.outputs)) for t in node.outputs):
-            continue
-        dead[id(node)] = node
-        for tensor in node.inputs:
-            readers[id(tensor)] = readers.get(id(tensor), len(tensor.outputs)) - 1
-            touched[id(tensor)] = tensor
-            stack.extend(tensor.inputs)
+        for t in node.outputs:
+            left = readers.get(id(t))
+            if (left if left is not None else len(t.outputs)) or t.name in outputs:
+                break  # read by a live node, or a graph output
+        else:
+            dead[id(node)] = node
+            for tensor in node.inputs:
+                key = id(tensor)
+                left = readers.get(key)
+                readers[key] = (left if left is not None else len(tensor.outputs)) - 1
+                touched[key] = tensor
+                stack.extend(tensor.inputs)
     if not dead:
         return
-    for tensor in touched.values():
-        list.__setitem__(tensor.outputs, slice(None), [c for c in tensor.outputs if id(c) not in dead])
+    for key, tensor in touched.items():
+        if readers[key]:
+            list.__setitem__(tensor.outputs, slice(None), [c for c in tensor.outputs if id(c) not in dead])
+        else:  # every reader is dead
+            list.clear(tensor.outputs)
     for node in dead.values():
         list.clear(node.inputs)
         for tensor in node.outputs:
             list.clear(tensor.inputs)
         list.clear(node.outputs)
     graph.nodes = [n for n in graph.nodes if id(n) not in dead]
+
+
+class ProtoIndex:
+    """Where each imported graphsurgeon node came from: ``id(node) -> (position in the original
+    GraphProto, its input count, its output count)``, read before the edit. ``usable`` is False
+    when graphsurgeon did not import one node per NodeProto in order (then nothing is looked up
+    here); ``single``: usable, and the model has no subgraphs and no functions.
+
+    For a single graph it stands in for :class:`NodeMetadata` (the same ``names``, ``of`` and
+    ``layer``), reading the original NodeProtos only where asked."""
+
+    def __init__(self, graph: gs.Graph, proto: onnx.GraphProto):
+        nodes = graph.nodes
+        self.usable = len(nodes) == len(proto.node)
+        self.proto = proto
+        self._nodes = list(nodes) if self.usable else []  # keeps the ids valid
+        self.position = {id(n): (i, len(n.inputs), len(n.outputs)) for i, n in enumerate(self._nodes)}
+        self._first_output = {n.outputs[0].name: i for i, n in enumerate(self._nodes) if n.outputs}
+        self.names = {n.name for n in self._nodes if n.name}
+        self.single = self.usable and not getattr(graph, "functions", None) and not any(
+            _is_graphs(v) for n in self._nodes if n.attrs for v in n.attrs.values())
+
+    def release(self, graph: gs.Graph) -> None:
+        """Cut the node <-> tensor links of ``graph`` and of every imported node, once nothing
+        reads them any more: the graph is then freed by reference counting as soon as it goes
+        out of scope, instead of by a cyclic collection that traverses all of it (a few tenths of
+        a second at 100k nodes)."""
+        for nodes in (graph.nodes, self._nodes):
+            for node in nodes:
+                list.clear(node.inputs)
+                list.clear(node.outputs)
+        self._nodes, self.position, self._first_output = [], {}, {}
+
+    def original(self, node: gs.Node) -> onnx.NodeProto | None:
+        """The NodeProto ``node`` was imported from, if the edit left its inputs and outputs as
+        they were (a replacement may drop an output of a node it keeps, e.g. MaxPool's Indices)."""
+        hit = self.position.get(id(node))
+        if hit is None or hit[1] != len(node.inputs) or hit[2] != len(node.outputs):
+            return None
+        return self.proto.node[hit[0]]
+
+    def of(self, output: str, function: tuple | None = None) -> onnx.NodeProto | None:
+        """The original node whose first output is ``output`` (main graph only)."""
+        at = self._first_output.get(output) if function is None else None
+        return None if at is None else self.proto.node[at]
+
+    def layer(self, node: gs.Node | None) -> str | None:
+        hit = self.position.get(id(node)) if node is not None else None
+        return None if hit is None else graph_scopes.layer_of(self.proto.node[hit[0]])
+
+
+def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals: ProtoIndex, missing: set[str],
+                          renamed: dict[str, str]) -> onnx.ModelProto:
+    """The edited single-graph model, written without graphsurgeon's export: every node the edit
+    did not touch is its original NodeProto (attributes, doc string and metadata byte for byte),
+    in ``graph.nodes``' order; only the new nodes (and any kept node a replacement changed) are
+    exported, and take the doc string and metadata of the node they replace. Initializers are
+    the original ones still read (or unused before the edit: ``missing``) plus the new nodes'
+    constants; value infos of tensors that are gone are dropped. Graph inputs and outputs,
+    every other field of the model and the graph, and the opsets (+ ``ai.ortops``) are kept."""
+    from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
+
+    out = onnx.ModelProto()
+    for desc, value in original.ListFields():
+        if desc.name not in ("graph", "opset_import"):
+            _copy_field(out, desc, value)
+    g = out.graph
+    for desc, value in original.graph.ListFields():
+        if desc.name not in ("node", "initializer", "value_info"):
+            _copy_field(g, desc, value)
+    have = {t.name for t in original.graph.initializer}
+    nodes, new_constants, used = [], {}, {t.name for t in graph.outputs}
+    for node in graph.nodes:
+        for tensor in node.inputs:
+            used.add(tensor.name)
+        proto = originals.original(node)
+        if proto is not None:
+            nodes.append(proto)
+            continue
+        proto = _node_proto(node)
+        out_name = node.outputs[0].name if node.outputs else None
+        source = originals.of(renamed.get(out_name, out_name)) if out_name is not None else None
+        if source is not None and (source.doc_string or source.metadata_props):
+            if source.doc_string:
+                proto.doc_string = source.doc_string
+            proto.metadata_props.extend(source.metadata_props)
+        nodes.append(proto)
+        for tensor in node.inputs:
+            if isinstance(tensor, gs.Constant) and tensor.name not in have:
+                new_constants[tensor.name] = tensor
+    g.node.extend(nodes)
+    g.initializer.extend(t for t in original.graph.initializer if t.name in used or t.name in missing)
+    g.initializer.extend(OnnxExporter.export_tensor_proto(t) for t in new_constants.values())
+    if original.graph.value_info:
+        produced = {t.name for node in graph.nodes for t in node.outputs}
+        g.value_info.extend(vi for vi in original.graph.value_info if vi.name in produced or vi.name in used)
+    opsets = list(original.opset_import)
+    if not any(op.domain == DOMAIN for op in opsets):
+        opsets.append(onnx.helper.make_opsetid(DOMAIN, OPSET_VERSION))
+    out.opset_import.extend(opsets)
+    return out
+
+
+def _node_proto(node: gs.Node) -> onnx.NodeProto:
+    """graphsurgeon's ``export_node`` of a new node, with scalar attributes written directly (the
+    pass writes thousands of EluGrads with one float attribute each)."""
+    from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
+
+    proto = onnx.NodeProto(op_type=node.op, input=[t.name for t in node.inputs],
+                           output=[t.name for t in node.outputs])
+    if node.name:
+        proto.name = node.name
+    if node.domain is not None:
+        proto.domain = node.domain
+    for key, value in node.attrs.items():
+        if type(value) is float:
+            proto.attribute.append(onnx.AttributeProto(name=key, type=onnx.AttributeProto.FLOAT, f=value))
+        elif type(value) is int:
+            proto.attribute.append(onnx.AttributeProto(name=key, type=onnx.AttributeProto.INT, i=value))
+        else:
+            proto.attribute.extend(OnnxExporter.export_attributes({key: value}))
+    return proto
 
 
 def export(

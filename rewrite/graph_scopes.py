@@ -69,7 +69,7 @@ def _call_site_types(graph: gs.Graph, model: onnx.ModelProto | None) -> dict[tup
             if key not in formals:
                 continue
             for formal, actual in zip(formals[key], node.inputs):
-                elem = _elem_of_tensor(actual) or inferred.get(actual.name, (None, None))[0]
+                elem = _elem_of_tensor(actual) or inferred.get(actual.name)[0]
                 seen.setdefault(key, {}).setdefault(formal, set()).add(elem)
     return {key: {formal: next(iter(elems)) for formal, elems in by_formal.items()
                   if len(elems) == 1 and None not in elems}
@@ -91,14 +91,26 @@ def _nested(view: GraphView, prefix: str, base_dir, function=None) -> Iterator[S
             yield from _nested(inner, label + " ", base_dir, function)
 
 
+_UNDEFINED, _GRAPH, _GRAPHS = onnx.AttributeProto.UNDEFINED, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+
+
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     yield graph
     for node in graph.node:
+        if not node.attribute:
+            continue
         for attr in node.attribute:
-            if attr.HasField("g"):
+            kind = attr.type
+            if kind == _UNDEFINED:  # a writer that left the type unset: look at the fields
+                if attr.HasField("g"):
+                    yield from _graphs(attr.g)
+                for g in attr.graphs:
+                    yield from _graphs(g)
+            elif kind == _GRAPH:
                 yield from _graphs(attr.g)
-            for g in attr.graphs:
-                yield from _graphs(g)
+            elif kind == _GRAPHS:
+                for g in attr.graphs:
+                    yield from _graphs(g)
 
 
 def all_node_lists(model: onnx.ModelProto) -> Iterator[tuple[str | None, object]]:
@@ -124,10 +136,13 @@ def op_types(model: onnx.ModelProto | onnx.GraphProto) -> set[str]:
 
 
 class NameAllocator:
-    """Node names not used anywhere in the model (nor handed out before)."""
+    """Node names not used anywhere in the model (nor handed out before). ``used``: the model's
+    node names when already collected (:attr:`NodeMetadata.names`), else read from ``model``."""
 
-    def __init__(self, model: onnx.ModelProto):
-        self.used = {n.name for _, nodes in all_node_lists(model) for n in nodes if n.name}
+    def __init__(self, model: onnx.ModelProto | None = None, used: set[str] | None = None):
+        if used is None:
+            used = {n.name for _, nodes in all_node_lists(model) for n in nodes if n.name}
+        self.used = set(used)
 
     def new(self, base: str) -> str:
         name, i = base, 1
@@ -139,27 +154,29 @@ class NameAllocator:
 
 
 class NodeMetadata:
-    """Doc strings and metadata of the original nodes, keyed by their first output."""
+    """Doc strings and metadata of the original nodes, keyed by their first output; and (in the
+    same pass over the model) every node name, for :class:`NameAllocator`."""
 
     def __init__(self, model: onnx.ModelProto):
         self.by_output: dict[tuple, onnx.NodeProto] = {}
+        self.names: set[str] = set()
         for key, nodes in all_node_lists(model):
             for node in nodes:
-                if node.output and (node.metadata_props or node.doc_string):
+                name = node.name
+                if name:
+                    self.names.add(name)
+                if (node.metadata_props or node.doc_string) and node.output:
                     self.by_output[(key, node.output[0])] = node
+
+    def of(self, output: str, function: tuple | None = None) -> onnx.NodeProto | None:
+        """The original node (with a doc string or metadata) whose first output is ``output``."""
+        return self.by_output.get((function, output))
 
     def layer(self, node: gs.Node | None) -> str | None:
         """The exporter's name of ``node``'s layer (PyTorch's name scopes), if it wrote one."""
         if node is None or not node.outputs:
             return None
-        proto = self.by_output.get((None, node.outputs[0].name))
-        if proto is None:
-            return None
-        props = {p.key: p.value for p in proto.metadata_props}
-        for key in LAYER_KEYS:
-            if key in props:
-                return props[key]
-        return None
+        return layer_of(self.by_output.get((None, node.outputs[0].name)))
 
     def restore(self, model: onnx.ModelProto, renamed: dict[str, str] | None = None) -> None:
         """Give every node of ``model`` the doc string and metadata of the original node with
@@ -179,6 +196,17 @@ class NodeMetadata:
                     node.doc_string = original.doc_string
                 if original.metadata_props and not node.metadata_props:
                     node.metadata_props.extend(original.metadata_props)
+
+
+def layer_of(proto: onnx.NodeProto | None) -> str | None:
+    """The exporter's name of a node's layer, from its metadata (PyTorch's name scopes)."""
+    if proto is None or not proto.metadata_props:
+        return None
+    props = {p.key: p.value for p in proto.metadata_props}
+    for key in LAYER_KEYS:
+        if key in props:
+            return props[key]
+    return None
 
 
 def import_domain(function: gs.Function, domain: str, version: int) -> None:

@@ -35,6 +35,17 @@ _SAME_TYPE_OPS = frozenset(
 # Ops whose output holds exactly the elements of their first input (same values, maybe another
 # shape): EluGrad, elementwise, may read such a tensor in place of the original.
 VIEW_OPS = frozenset({"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+# Ops whose output has their first input's shape, and ops whose output has the (multidirectional)
+# broadcast shape of all their inputs: enough to derive the shapes of a training graph's
+# elementwise parts from its inputs' without running shape inference over the whole model.
+_SAME_SHAPE_OPS = frozenset(
+    "Identity Elu Celu Relu LeakyRelu Selu Gelu Sigmoid Tanh Exp Log Neg Abs Sqrt Reciprocal Erf Not Cast "
+    "Softplus Sign Floor Ceil IsNaN IsInf".split()
+)
+_BROADCAST_OPS = frozenset(
+    "Add Sub Mul Div Pow Where Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Max Min Sum Mean".split()
+)
+_MISSING = object()
 _MAX_CONST_ELEMENTS = 16
 _MAX_UNIFORM_ELEMENTS = 1 << 16
 
@@ -76,7 +87,7 @@ class GraphView:
 
     def __init__(self, graph: gs.Graph, model: onnx.ModelProto | None = None, *,
                  enclosing: GraphView | None = None, base_dir: str | None = None,
-                 shapes: dict[str, tuple] | None = None, input_types: dict[str, int] | None = None):
+                 input_types: dict[str, int] | None = None):
         self.graph = graph
         self._model = model
         # element types of a function's formal inputs, from its call sites (functions are untyped)
@@ -84,14 +95,13 @@ class GraphView:
         self.base_dir = base_dir
         self.local = {id(n) for n in graph.nodes}
         self.visible = self.local | (enclosing.visible if enclosing is not None else set())
-        self._inferred: dict[str, int] | None = None
-        self._inferred_shapes = shapes
         # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
         # read the graph, and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
         self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
         self._uniform_cache: dict[int, tuple[object, np.float32 | None]] = {}
         self._strip_cache: dict[int, tuple[object, object]] = {}
+        self._shape_cache: dict[int, tuple[object, tuple | None]] = {}
         self.unreadable: dict[str, str] = {}  # constant name -> why its value could not be read
         self.output_names = {t.name for t in graph.outputs}
 
@@ -404,7 +414,7 @@ class GraphView:
             for t in path:
                 cache[id(t)] = (t, elem, True)
             return elem
-        elem = self._inferred_types().get(start.name)
+        elem = _inference(self._model).get(start.name)[0]
         cache[id(start)] = (start, elem, False)
         return elem
 
@@ -412,34 +422,52 @@ class GraphView:
         """'float32' / 'float16' / 'bfloat16' for tensors of those types, else None."""
         return DTYPE_NAMES.get(self.elem_type(tensor))
 
-    def _inferred_types(self) -> dict[str, int]:
-        if self._inferred is None:
-            self._inferred = {}
-            for name, (elem, _) in _inference(self._model).items():
-                if elem:
-                    self._inferred[name] = elem
-        return self._inferred
-
     def shape(self, tensor) -> tuple | None:
         """Static shape of ``tensor`` (ints, or strings for symbolic dims) from the graph's
-        metadata or shape inference; None when unknown."""
-        shape = self.known_shape(tensor)
+        metadata, derived from its producers' inputs (:meth:`local_shape`), or from shape
+        inference (run once per model, only when neither says); None when unknown."""
+        shape = self.local_shape(tensor)
         if shape is not None:
             return shape
-        if isinstance(tensor, gs.Constant):
-            return tuple(int(d) for d in tensor.shape)
-        if self._inferred_shapes is None:
-            self._inferred_shapes = {n: s for n, (_, s) in _inference(self._model).items() if s is not None}
-        return self._inferred_shapes.get(tensor.name)
+        return _inference(self._model).get(tensor.name)[1]
 
-    @staticmethod
-    def known_shape(tensor) -> tuple | None:
-        shape = tensor.shape
-        if shape is None:
-            return None
-        if any(d is None for d in shape):
-            return None
-        return tuple(d if isinstance(d, int) else str(d) for d in shape)
+    def local_shape(self, tensor) -> tuple | None:
+        """The shape of ``tensor`` from its metadata, or through elementwise producers (same-shape
+        and broadcasting ops) from their inputs'; None when that does not decide it. Memoized
+        per tensor (a long chain is walked once, with an explicit stack)."""
+        cache = self._shape_cache
+        hit = cache.get(id(tensor), _MISSING)
+        if hit is not _MISSING and hit[0] is tensor:
+            return hit[1]
+        stack, expanded = [tensor], set()
+        while stack:
+            t = stack[-1]
+            hit = cache.get(id(t), _MISSING)
+            if hit is not _MISSING and hit[0] is t:
+                stack.pop()
+                continue
+            shape = _own_shape(t)
+            if shape is None and t.inputs:
+                node = t.inputs[0]
+                op = node.op
+                operands = node.inputs[:1] if op in _SAME_SHAPE_OPS else node.inputs if op in _BROADCAST_OPS else None
+                if operands and is_default_domain(node) and node.outputs and node.outputs[0] is t:
+                    shapes, pending = [], []
+                    for u in operands:
+                        h = cache.get(id(u), _MISSING)
+                        if h is not _MISSING and h[0] is u:
+                            shapes.append(h[1])
+                        else:
+                            pending.append(u)
+                    if pending and id(t) not in expanded:  # pending on a second visit: a cycle
+                        expanded.add(id(t))
+                        stack.extend(pending)
+                        continue
+                    if not pending and None not in shapes:
+                        shape = _broadcast_shapes(shapes)
+            cache[id(t)] = (t, shape)
+            stack.pop()
+        return cache[id(tensor)][1]
 
     def same_shape(self, a, b) -> str | None:
         """None when ``a`` and ``b`` provably have one shape, else the reason."""
@@ -453,33 +481,105 @@ class GraphView:
         return None
 
 
-_INFERENCE_CACHE: dict[int, tuple[object, dict]] = {}
+def _own_shape(tensor) -> tuple | None:
+    """A tensor's static shape from its own metadata (a constant's from its value)."""
+    shape = tensor.shape
+    if shape is None:
+        return None
+    if isinstance(tensor, gs.Constant):
+        return tuple(int(d) for d in shape)
+    if any(d is None for d in shape):
+        return None
+    return tuple(d if isinstance(d, int) else str(d) for d in shape)
 
 
-def _inference(model: onnx.ModelProto | None) -> dict[str, tuple[int | None, tuple | None]]:
-    """``name -> (elem type, shape)`` from ONNX shape inference (cached per model object)."""
+def _broadcast_shapes(shapes: list[tuple]) -> tuple | None:
+    """ONNX multidirectional broadcasting of static shapes; None where only the values could
+    decide (a symbolic dim against a different dim that is not 1)."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dim = None
+        for s in shapes:
+            j = i - rank + len(s)
+            if j < 0:
+                continue
+            d = s[j]
+            if d == 1:
+                dim = 1 if dim is None else dim
+            elif dim is None or dim == 1:
+                dim = d
+            elif dim != d:
+                return None
+        out.append(dim)
+    return tuple(out)
+
+
+class Inferred:
+    """ONNX shape inference's ``name -> (elem type or None, shape or None)`` for one model.
+    The value infos are indexed by name once; each is converted only when asked for (a rule asks
+    about a few tensors per site, the model may have hundreds of thousands)."""
+
+    def __init__(self, graph: onnx.GraphProto | None):
+        self._infos: dict[str, onnx.ValueInfoProto] = {}
+        if graph is not None:
+            for field in (graph.input, graph.value_info, graph.output):  # later entries win
+                for vi in field:
+                    self._infos[vi.name] = vi
+        self._graph = graph  # keeps the protos alive
+        self._memo: dict[str, tuple[int | None, tuple | None]] = {}
+
+    def get(self, name: str) -> tuple[int | None, tuple | None]:
+        hit = self._memo.get(name)
+        if hit is None:
+            vi = self._infos.get(name)
+            hit = self._memo[name] = (None, None) if vi is None else _type_and_shape(vi)
+        return hit
+
+
+def _type_and_shape(vi: onnx.ValueInfoProto) -> tuple[int | None, tuple | None]:
+    t = vi.type.tensor_type
+    elem = t.elem_type or None
+    if not t.HasField("shape"):
+        return elem, None
+    dims = []
+    for d in t.shape.dim:
+        which = d.WhichOneof("value")
+        if which == "dim_value":
+            dims.append(d.dim_value)
+        elif which == "dim_param" and d.dim_param:
+            dims.append(d.dim_param)
+        else:  # an unknown dim: the shape is not static
+            return elem, None
+    return elem, tuple(dims)
+
+
+_NOTHING_INFERRED = Inferred(None)
+_INFERENCE_CACHE: dict[int, tuple[object, Inferred]] = {}
+
+
+def forget_inference() -> None:
+    """Drop the kept shape inference result (and the model it holds) once a pass is done."""
+    _INFERENCE_CACHE.clear()
+
+
+def _inference(model: onnx.ModelProto | None) -> Inferred:
+    """ONNX shape inference of ``model`` (run once per model object; the last one is kept)."""
     if model is None:
-        return {}
+        return _NOTHING_INFERRED
     hit = _INFERENCE_CACHE.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
-    out: dict[str, tuple[int | None, tuple | None]] = {}
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = Inferred(onnx.shape_inference.infer_shapes(model, strict_mode=False).graph)
     except Exception:
-        inferred = None
-    if inferred is not None:
-        g = inferred.graph
-        for vi in [*g.input, *g.value_info, *g.output]:
-            t = vi.type.tensor_type
-            shape = None
-            if t.HasField("shape"):
-                dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-                shape = None if any(d is None for d in dims) else tuple(dims)
-            out[vi.name] = (t.elem_type or None, shape)
+        inferred = _NOTHING_INFERRED
     _INFERENCE_CACHE.clear()
-    _INFERENCE_CACHE[id(model)] = (model, out)
-    return out
+    _INFERENCE_CACHE[id(model)] = (model, inferred)
+    return inferred
 
 
 def elu_alpha(node: gs.Node) -> np.float32:

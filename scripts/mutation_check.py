@@ -119,6 +119,8 @@ MUTATIONS: list[Mutation] = [
       "if False:", RULES, "drop the un-wrapped 16-bit arithmetic note"),
     m("base-shapes-out", B, "if out is not None and out != target:", "if False:", RULES,
       "drop the result-shape check"),
+    m("base-shapes-scalar-shortcut", B, 'if g is not None and g == a and site.caps.get("only_scalar_consts"):',
+      "if g is not None and g == a:", RULES, "the result's shape not looked at with a non-scalar constant"),
     m("base-shapes-dynamic", B, 'if site.caps.get("only_scalar_consts"):', "if True:", RULES,
       "dynamic Expand even with non-scalar constants"),
     m("base-broadcast-one", B, "if x == y or y == 1:", "if x == y:", RULES, "broadcast of a 1 on the right"),

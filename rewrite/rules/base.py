@@ -131,6 +131,15 @@ class Select:
     nodes: list  # the comparison (and Not) nodes
     zero: object = None  # the constant T is compared with
     unreadable: str | None = None  # why that constant's value could not be read
+    _factors: dict = field(default_factory=dict, repr=False)
+
+    def factors(self, view: GraphView, branch: str) -> Factors:
+        """:func:`factors` of the ``"negative"`` or ``"positive"`` branch (computed once: the
+        pattern and the check both read them)."""
+        hit = self._factors.get(branch)
+        if hit is None:
+            hit = self._factors[branch] = factors(view, getattr(self, branch))
+        return hit
 
 
 def read_condition(view: GraphView, cond) -> tuple | None:
@@ -301,8 +310,16 @@ def finish(view: GraphView, site: Site) -> str | None:
 
 def shapes(view: GraphView, site: Site) -> str | None:
     """grads, activations and output have one shape; else Expand them (constant shape when
-    known, ``Shape`` of each other when not and nothing else can broadcast), or the reason."""
-    g, a, out = view.shape(site.grads), view.shape(site.activations), view.shape(site.output)
+    known, ``Shape`` of each other when not and nothing else can broadcast), or the reason.
+
+    When every constant of the pattern is a scalar (``only_scalar_consts``) the ELU rules'
+    result is the broadcast of grads and activations (the select's branches are products of the
+    gradient's factors, the ELU factor of the activations' shape and scalars; the condition
+    compares the activations' shape with a scalar), so equal operand shapes need no look at it."""
+    g, a = view.shape(site.grads), view.shape(site.activations)
+    if g is not None and g == a and site.caps.get("only_scalar_consts"):
+        return None
+    out = view.shape(site.output)
     if g is not None and a is not None:
         if g == a and (out is None or out == g):
             return None

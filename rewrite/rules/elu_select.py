@@ -20,7 +20,6 @@ from rewrite.rules.base import (
     dtype_of_site,
     elu_for_input,
     extra_factors,
-    factors,
     finish,
     resolve_wrapped,
     scalar_consts,
@@ -55,7 +54,7 @@ def analyze(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, *
 
 def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, cast,
                positive_is_one: bool) -> str | None:
-    neg, pos = factors(view, sel.negative), factors(view, sel.positive)
+    neg, pos = sel.factors(view, "negative"), sel.factors(view, "positive")
     site.nodes += neg.nodes
     if not positive_is_one and not pos.leaves:
         return "the positive branch is a constant, not an upstream gradient"

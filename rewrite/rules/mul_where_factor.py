@@ -14,7 +14,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from rewrite.graph_view import GraphView
-from rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, factors, needs, read_select
+from rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
 from rewrite.rules.elu_select import analyze
 
 NAME = "mul_where_factor"
@@ -39,7 +39,7 @@ def pattern(view: GraphView, mul: gs.Node) -> Site | None:
 
 def check(view: GraphView, site: Site) -> str | None:
     sel = site.caps["select"]
-    leaves = factors(view, sel.negative).leaves
+    leaves = sel.factors(view, "negative").leaves
     kind = "input" if any(view.producer_op(t, "Exp") for t in leaves) else "output"
     return analyze(view, site, sel, kind, site.caps["grads"], positive_is_one=True)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from rewrite.graph_view import GraphView
-from rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, factors, needs, read_select
+from rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
 from rewrite.rules.elu_select import analyze
 
 NAME = "where_output_add"
@@ -27,7 +27,7 @@ NAME = "where_output_add"
 def pattern(view: GraphView, where: gs.Node) -> Site | None:
     """``Where(cmp(T, 0), a, b)`` whose negative side has an Add/Sub factor."""
     sel = read_select(view, where)
-    if sel is None or not any(view.producer_op(t, "Add", "Sub") for t in factors(view, sel.negative).leaves):
+    if sel is None or not any(view.producer_op(t, "Add", "Sub") for t in sel.factors(view, "negative").leaves):
         return None
     site = Site(NAME, root=where, nodes=[where, *sel.nodes])
     site.caps["select"] = sel

@@ -45,3 +45,57 @@ def fuse_and_check(model, expected_ops=None, *, strict=False, n_sites=1, ort=Tru
                 check = compare(name, "reference", r, g)
                 assert check.ok, check
     return fused, report
+
+
+def graphsurgeon_exported(fuse, model, **kwargs):
+    """``fuse(model)`` with every graph written by graphsurgeon's export (the path the proto-keeping
+    export replaces for single graphs), for comparing the two."""
+    import rewrite.fuse as fuse_module
+
+    class Unusable(fuse_module.ProtoIndex):
+        def __init__(self, graph, proto):
+            super().__init__(graph, proto)
+            self.usable = self.single = False
+
+    saved = fuse_module.ProtoIndex
+    fuse_module.ProtoIndex = Unusable
+    try:
+        return fuse(model, **kwargs)
+    finally:
+        fuse_module.ProtoIndex = saved
+
+
+def assert_same_model(kept: onnx.ModelProto, exported: onnx.ModelProto, original: onnx.ModelProto):
+    """The proto-keeping export and graphsurgeon's describe one model: the same nodes in the
+    same order (op, domain, name, inputs, outputs, attribute values, doc string, metadata), the
+    same initializers (by name and content), inputs, outputs, opsets, and value infos of one type;
+    the value infos only the kept model has are the original's (graphsurgeon drops those of
+    initializers)."""
+    def value(a):
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, onnx.TensorProto):
+            return (v.data_type, onnx.numpy_helper.to_array(v).tobytes(), list(v.dims))
+        return v.SerializeToString() if hasattr(v, "SerializeToString") else v
+
+    def node(n):
+        attrs = sorted((a.name, value(a)) for a in n.attribute)
+        return (n.op_type, n.domain, n.name, list(n.input), list(n.output), attrs, n.doc_string,
+                [(p.key, p.value) for p in n.metadata_props])
+
+    a, b = kept.graph, exported.graph
+    assert [node(n) for n in a.node] == [node(n) for n in b.node]
+    inits = lambda g: {t.name: t.SerializeToString() for t in g.initializer}
+    assert inits(a) == inits(b)
+    for field in ("input", "output"):  # graphsurgeon drops their metadata; the kept model has the original's
+        mine, theirs, own = getattr(a, field), getattr(b, field), getattr(original.graph, field)
+        assert [(v.name, v.type.SerializeToString()) for v in mine] == \
+            [(v.name, v.type.SerializeToString()) for v in theirs]
+        assert [v.SerializeToString() for v in mine] == [v.SerializeToString() for v in own]
+    assert sorted((o.domain, o.version) for o in kept.opset_import) == \
+        sorted((o.domain, o.version) for o in exported.opset_import)
+    types = lambda g: {v.name: v.type.SerializeToString() for v in g.value_info}
+    ta, tb = types(a), types(b)
+    assert {k: v for k, v in ta.items() if k in tb} == {k: v for k, v in tb.items() if k in ta}
+    own = {v.name: v.SerializeToString() for v in original.graph.value_info}
+    extra = {v.name: v.SerializeToString() for v in a.value_info if v.name not in tb}
+    assert all(own.get(k) == v for k, v in extra.items()), f"value infos of neither: {sorted(set(extra) - set(own))}"

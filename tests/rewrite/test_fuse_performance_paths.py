@@ -8,10 +8,10 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from checks import fuse_and_check, ops
+from checks import assert_same_model, fuse_and_check, graphsurgeon_exported, ops
 from graphs import elu_backward, mlp
 from ort_ops import ort_io
-from rewrite import RewriteReport, fuse_elu_grad, inspect_elu_grad, lower_elu_grad
+from rewrite import RewriteReport, fuse_elu_grad, fuse_training, inspect_elu_grad, lower_elu_grad
 from rewrite.validation import session
 
 PHASES = {"scan", "import", "match", "edit", "cleanup", "export"}
@@ -166,6 +166,21 @@ def test_benchmark_smoke():
     assert all(name in row for name, _, _ in bench.COLUMNS)
 
 
+def test_benchmark_against_another_checkout(capsys):
+    """``--against DIR`` fuses the same graph with both checkouts in fresh interpreters (here:
+    this checkout against itself) and prints both times, their ratio and the sites fused."""
+    import importlib.util
+    import os
+
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    spec = importlib.util.spec_from_file_location("bench_rewrite", os.path.join(root, "benchmarks", "bench_rewrite.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.against([60], 1, root)
+    row = capsys.readouterr().out.splitlines()[3].split()
+    assert row[0] == "60" and float(row[1]) > 0 and float(row[2]) > 0 and row[-1] == "10", row
+
+
 def _fixture_graphs():
     import glob
     import os
@@ -195,3 +210,31 @@ def test_upstream_cleanup_equals_graphsurgeon_cleanup(name, monkeypatch):
     monkeypatch.setattr(fuse_module, "cleanup", lambda *a, **k: original(*a, **{**k, "seeds": None}))
     slow = fuse_elu_grad(model)
     assert fast.SerializeToString() == slow.SerializeToString()
+
+
+@pytest.mark.parametrize("name", ["mlp", "shared", "initializer_output",
+                                  *[p.rsplit("/", 1)[-1] for p in _fixture_graphs()]])
+@pytest.mark.parametrize("fuse", [fuse_elu_grad, fuse_training], ids=["fuse_elu_grad", "fuse_training"])
+def test_kept_protos_equal_graphsurgeon_export(name, fuse):
+    """A single graph is written from the original NodeProtos (only new nodes exported): the
+    same model as graphsurgeon's export gives, node for node; initializers that only fed the
+    fused sites go, one that is also a graph output stays."""
+    import os
+
+    if name == "mlp":
+        model = mlp()
+    elif name == "shared":
+        model = mlp()
+        model.graph.node.append(helper.make_node("Neg", [model.graph.node[0].output[0]], ["dead_before"]))
+    elif name == "initializer_output":
+        model = mlp()
+        weight = model.graph.initializer[0]
+        model.graph.output.append(helper.make_tensor_value_info(weight.name, weight.data_type, list(weight.dims)))
+    else:
+        model = onnx.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", name))
+    kept = fuse(model)
+    assert any(n.domain == "ai.ortops" for n in kept.graph.node)
+    assert_same_model(kept, graphsurgeon_exported(fuse, model), model)
+    onnx.checker.check_model(kept, full_check=True)
+    if name == "initializer_output":
+        assert weight.name in {t.name for t in kept.graph.initializer}

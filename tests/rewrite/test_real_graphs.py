@@ -41,6 +41,7 @@ from torch import nn
 import ort_ops
 import real_graphs as rg
 import rewrite
+from checks import assert_same_model, graphsurgeon_exported
 from ort_ops import DOMAIN, ort_io, training
 from ort_ops.reference import OPS
 from ort_ops.tolerances import TOLERANCES  # dtype name -> Tolerance(rtol, atol)
@@ -440,3 +441,12 @@ def test_f_nothing_else_changes(name):
     for key, node in before.items():
         if key not in after:
             assert key in removable, f"original node {key} ({node.op_type}) is gone but is no fused site's"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_g_kept_protos_equal_graphsurgeon_export(name):
+    """These exports are single graphs: the fused model keeps the original NodeProtos; it is the
+    model graphsurgeon's export writes, node for node (and keeps what that export drops)."""
+    case = get_case(name)
+    exported = graphsurgeon_exported(rewrite.fuse_training, case.unfused)
+    assert_same_model(case.fused, exported, case.unfused)
