@@ -217,13 +217,19 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
         names = NameAllocator(used=metadata.names)
         replaced: dict[int, dict[int, list[gs.Node]]] = {}
         renamed: dict[str, str] = {}  # output of each fused op -> the first output of the node it replaces
+        # first output of each new node that reuses an original tensor -> the node that computed it
+        # before (whose doc string and metadata it takes)
+        sources: dict[str, gs.Node] = {}
         for scope, rule, site in accepted:
             producer = scope.view.producer(site.output)
             renamed[site.output.name] = site.root.outputs[0].name
+            sources[site.output.name] = site.root
             name = names.new(f"{node_label(site.root)}/{site.op}")
             for extra in site.outputs:  # further outputs: their producers are replaced too
                 other = scope.view.producer(extra)
                 if other is not None:
+                    if other.outputs[0] is extra:
+                        sources[extra.name] = other
                     other.outputs.clear()
             producer.outputs.clear()
             replaced.setdefault(id(scope.graph), {})[id(producer)] = rule.replacement(scope.view, site, name)
@@ -239,7 +245,7 @@ def _fuse_with_gs(model, strict: bool, report: RewriteReport, timer, base_dir,
         missing = cleanup(graph, keep_alive, new_nodes, graphs, seeds=seeds)
     with timer("export"):
         if metadata is originals:
-            out = export_keeping_protos(model, graph, originals, missing, renamed)
+            out = export_keeping_protos(model, graph, originals, missing, sources)
             originals.release(graph)
             return out
         out = export(model, graph, missing, add_domain=True, edited_functions=edited)
@@ -446,21 +452,20 @@ def _remove_dead_upstream(graph: gs.Graph, seeds) -> None:
 
 
 class ProtoIndex:
-    """Where each imported graphsurgeon node came from: ``id(node) -> (position in the original
-    GraphProto, its input count, its output count)``, read before the edit. ``usable`` is False
+    """Where each imported graphsurgeon node came from: ``id(node) -> position in the original
+    GraphProto``, read before the edit. ``usable`` is False
     when graphsurgeon did not import one node per NodeProto in order (then nothing is looked up
     here); ``single``: usable, and the model has no subgraphs and no functions.
 
-    For a single graph it stands in for :class:`NodeMetadata` (the same ``names``, ``of`` and
-    ``layer``), reading the original NodeProtos only where asked."""
+    For a single graph it stands in for :class:`NodeMetadata` (the same ``names`` and ``layer``),
+    reading the original NodeProtos only where asked."""
 
     def __init__(self, graph: gs.Graph, proto: onnx.GraphProto):
         nodes = graph.nodes
         self.usable = len(nodes) == len(proto.node)
         self.proto = proto
         self._nodes = list(nodes) if self.usable else []  # keeps the ids valid
-        self.position = {id(n): (i, len(n.inputs), len(n.outputs)) for i, n in enumerate(self._nodes)}
-        self._first_output = {n.outputs[0].name: i for i, n in enumerate(self._nodes) if n.outputs}
+        self.position = {id(n): i for i, n in enumerate(self._nodes)}
         self.names = {n.name for n in self._nodes if n.name}
         self.single = self.usable and not getattr(graph, "functions", None) and not any(
             _is_graphs(v) for n in self._nodes if n.attrs for v in n.attrs.values())
@@ -474,28 +479,28 @@ class ProtoIndex:
             for node in nodes:
                 list.clear(node.inputs)
                 list.clear(node.outputs)
-        self._nodes, self.position, self._first_output = [], {}, {}
+        self._nodes, self.position = [], {}
 
     def original(self, node: gs.Node) -> onnx.NodeProto | None:
         """The NodeProto ``node`` was imported from, if the edit left its inputs and outputs as
         they were (a replacement may drop an output of a node it keeps, e.g. MaxPool's Indices)."""
-        hit = self.position.get(id(node))
-        if hit is None or hit[1] != len(node.inputs) or hit[2] != len(node.outputs):
+        at = self.position.get(id(node))
+        if at is None:
             return None
-        return self.proto.node[hit[0]]
+        proto = self.proto.node[at]
+        return proto if len(proto.input) == len(node.inputs) and len(proto.output) == len(node.outputs) else None
 
-    def of(self, output: str, function: tuple | None = None) -> onnx.NodeProto | None:
-        """The original node whose first output is ``output`` (main graph only)."""
-        at = self._first_output.get(output) if function is None else None
+    def proto_of(self, node: gs.Node) -> onnx.NodeProto | None:
+        """The NodeProto ``node`` was imported from, changed or not (None for a new node)."""
+        at = self.position.get(id(node))
         return None if at is None else self.proto.node[at]
 
     def layer(self, node: gs.Node | None) -> str | None:
-        hit = self.position.get(id(node)) if node is not None else None
-        return None if hit is None else graph_scopes.layer_of(self.proto.node[hit[0]])
+        return graph_scopes.layer_of(self.proto_of(node)) if node is not None else None
 
 
 def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals: ProtoIndex, missing: set[str],
-                          renamed: dict[str, str]) -> onnx.ModelProto:
+                          sources: dict[str, gs.Node]) -> onnx.ModelProto:
     """The edited single-graph model, written without graphsurgeon's export: every node the edit
     did not touch is its original NodeProto (attributes, doc string and metadata byte for byte),
     in ``graph.nodes``' order; only the new nodes (and any kept node a replacement changed) are
@@ -523,8 +528,8 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
             nodes.append(proto)
             continue
         proto = _node_proto(node)
-        out_name = node.outputs[0].name if node.outputs else None
-        source = originals.of(renamed.get(out_name, out_name)) if out_name is not None else None
+        replaced = sources.get(node.outputs[0].name) if node.outputs else None
+        source = originals.proto_of(replaced if replaced is not None else node)
         if source is not None and (source.doc_string or source.metadata_props):
             if source.doc_string:
                 proto.doc_string = source.doc_string

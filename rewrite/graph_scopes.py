@@ -168,10 +168,6 @@ class NodeMetadata:
                 if (node.metadata_props or node.doc_string) and node.output:
                     self.by_output[(key, node.output[0])] = node
 
-    def of(self, output: str, function: tuple | None = None) -> onnx.NodeProto | None:
-        """The original node (with a doc string or metadata) whose first output is ``output``."""
-        return self.by_output.get((function, output))
-
     def layer(self, node: gs.Node | None) -> str | None:
         """The exporter's name of ``node``'s layer (PyTorch's name scopes), if it wrote one."""
         if node is None or not node.outputs:

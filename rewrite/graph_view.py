@@ -8,6 +8,7 @@ in it; nodes of other scopes (a subgraph's nodes reading an outer tensor) are no
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -618,6 +619,7 @@ def float32_of(value) -> np.float32:
     return np.float32(np.asarray(value).astype(np.float32))
 
 
+@functools.lru_cache(maxsize=1024)
 def shortest(value: float) -> float:
     """A float32 attribute value as the exporter wrote it: the shortest decimal that rounds to
     it (0.3, not 0.30000001192092896)."""
