@@ -64,9 +64,9 @@ def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata=No
             site = rule.pattern(view, node)
             if site is None:
                 continue
-            before = set(view.unreadable)
+            before = set(view.unreadable) if view.unreadable else ()
             reason = rule.check(view, site)
-            new = [n for n in view.unreadable if n not in before]
+            new = [n for n in view.unreadable if n not in before] if view.unreadable else ()
             if reason is not None and new and "could not be read" not in reason and "unknown" not in reason:
                 reason += "; values that could not be read: " + "; ".join(f"{n}: {view.unreadable[n]}" for n in new)
             if reason is None and strict and not site.exact:

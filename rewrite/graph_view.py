@@ -443,16 +443,20 @@ class GraphView:
         stack, expanded = [tensor], set()
         while stack:
             t = stack[-1]
-            hit = cache.get(id(t), _MISSING)
+            key = id(t)
+            hit = cache.get(key, _MISSING)
             if hit is not _MISSING and hit[0] is t:
                 stack.pop()
                 continue
-            shape = _own_shape(t)
+            shape = None if t.shape is None else _own_shape(t)
             if shape is None and t.inputs:
                 node = t.inputs[0]
-                op = node.op
-                operands = node.inputs[:1] if op in _SAME_SHAPE_OPS else node.inputs if op in _BROADCAST_OPS else None
-                if operands and is_default_domain(node) and node.outputs and node.outputs[0] is t:
+                op, operands = node.op, node.inputs
+                unary = op in _SAME_SHAPE_OPS
+                if operands and (unary or op in _BROADCAST_OPS) and node.domain in DEFAULT_DOMAINS and \
+                        node.outputs[0] is t:
+                    if unary:
+                        operands = operands[:1]
                     shapes, pending = [], []
                     for u in operands:
                         h = cache.get(id(u), _MISSING)
@@ -460,13 +464,14 @@ class GraphView:
                             shapes.append(h[1])
                         else:
                             pending.append(u)
-                    if pending and id(t) not in expanded:  # pending on a second visit: a cycle
-                        expanded.add(id(t))
+                    if pending and key not in expanded:  # pending on a second visit: a cycle
+                        expanded.add(key)
                         stack.extend(pending)
                         continue
                     if not pending and None not in shapes:
-                        shape = _broadcast_shapes(shapes)
-            cache[id(t)] = (t, shape)
+                        first = shapes[0]
+                        shape = first if all(x == first for x in shapes) else _broadcast_shapes(shapes)
+            cache[key] = (t, shape)
             stack.pop()
         return cache[id(tensor)][1]
 

@@ -41,12 +41,11 @@ def analyze(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, *
     attempts = [True, False] if cast is not None else [False]
     first_reason = None
     for wrapped in attempts:
+        # each reading fills a copy: a rejected site reports what the pattern captured
         trial = Site(site.rule, site.root, list(site.nodes), caps=dict(site.caps))
         reason = _interpret(view, trial, sel, kind, grads_tensor, cast if wrapped else None, positive_is_one)
         if reason is None:
-            for name in ("nodes", "output", "grads", "activations", "alpha", "dtype", "exact", "notes",
-                         "broadcast", "caps"):
-                setattr(site, name, getattr(trial, name))
+            site.__dict__.update(trial.__dict__)
             return None
         first_reason = first_reason or reason
     return first_reason
@@ -88,7 +87,7 @@ def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor
         site.nodes.append(add)
         if not _same_values(view, read, compared):
             return f"{add.op} reads {read.name}, which is not the compared tensor {compared.name}"
-        if np.float32(k) != np.float32(1):
+        if np.float32(k) != ONE:
             return f"the negative branch has an extra constant factor {float(np.float32(k))!r}"
     site.caps["only_scalar_consts"] = scalar_consts(view, consts)
     grads = view.strip(grads_tensor)
@@ -117,12 +116,12 @@ def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor
         site.exact = False
         site.notes.append(ROUNDING_NOTE + (f" (Y is rounded to {wrapped_dtype(cast)} before EluGrad reads it)"
                                            if cast is not None else ""))
-        site.notes += boundary_notes(sel, alpha != np.float32(1), "X")
+        site.notes += boundary_notes(sel, alpha != ONE, "X")
     else:
         activations = source
         elu = view.elu_of(source)
         site.caps["elu"] = elu
-        differs_at_zero = alpha != np.float32(1)
+        differs_at_zero = alpha != ONE
         if sel.includes_zero and differs_at_zero and (elu is None or elu_alpha(elu) != alpha):
             return (f"the comparison includes 0 and alpha is {float(str(alpha))!r}: the original gives alpha*dY where "
                     f"{compared.name} is 0, EluGrad gives dY, and {compared.name} is not the output of an Elu with "
@@ -140,6 +139,8 @@ def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor
                                                                                           site.output])
     return finish(view, site)
 
+
+ONE = np.float32(1)
 
 # SELU = scale * Elu(x, alpha) with these constants (Klambauer et al.); PyTorch exports it as an
 # Elu followed by a Mul, and its backward as ELU's with dY scaled.
