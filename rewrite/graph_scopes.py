@@ -94,23 +94,26 @@ def _nested(view: GraphView, prefix: str, base_dir, function=None) -> Iterator[S
 _UNDEFINED, _GRAPH, _GRAPHS = onnx.AttributeProto.UNDEFINED, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
 
 
+def _subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
+    """The graph attributes of one node (If branches, Loop/Scan bodies, a custom op's graphs)."""
+    for attr in node.attribute:
+        kind = attr.type
+        if kind == _UNDEFINED:  # a writer that left the type unset: look at the fields
+            if attr.HasField("g"):
+                yield attr.g
+            yield from attr.graphs
+        elif kind == _GRAPH:
+            yield attr.g
+        elif kind == _GRAPHS:
+            yield from attr.graphs
+
+
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     yield graph
     for node in graph.node:
-        if not node.attribute:
-            continue
-        for attr in node.attribute:
-            kind = attr.type
-            if kind == _UNDEFINED:  # a writer that left the type unset: look at the fields
-                if attr.HasField("g"):
-                    yield from _graphs(attr.g)
-                for g in attr.graphs:
-                    yield from _graphs(g)
-            elif kind == _GRAPH:
-                yield from _graphs(attr.g)
-            elif kind == _GRAPHS:
-                for g in attr.graphs:
-                    yield from _graphs(g)
+        if node.attribute:
+            for sub in _subgraphs(node):
+                yield from _graphs(sub)
 
 
 def all_node_lists(model: onnx.ModelProto) -> Iterator[tuple[str | None, object]]:
@@ -121,18 +124,31 @@ def all_node_lists(model: onnx.ModelProto) -> Iterator[tuple[str | None, object]
         key = (f.domain, f.name)
         yield key, f.node
         for node in f.node:
-            for attr in node.attribute:
-                subs = ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)
-                for sub in subs:
+            if node.attribute:
+                for sub in _subgraphs(node):
                     for g in _graphs(sub):
                         yield key, g.node
 
 
 def op_types(model: onnx.ModelProto | onnx.GraphProto) -> set[str]:
-    """Every op type in the model: all graphs, nested subgraphs and functions (protobuf only)."""
+    """Every op type in the model: all graphs, nested subgraphs and functions (protobuf only; one
+    pass over the nodes: the pre-filter of a pass that may have nothing to do)."""
+    found: set[str] = set()
+
+    def walk(nodes) -> None:
+        for node in nodes:
+            found.add(node.op_type)
+            if node.attribute:
+                for sub in _subgraphs(node):
+                    walk(sub.node)
+
     if isinstance(model, onnx.GraphProto):
-        return {n.op_type for g in _graphs(model) for n in g.node}
-    return {n.op_type for _, nodes in all_node_lists(model) for n in nodes}
+        walk(model.node)
+    else:
+        walk(model.graph.node)
+        for function in model.functions:
+            walk(function.node)
+    return found
 
 
 class NameAllocator:
