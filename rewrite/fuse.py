@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import onnx
 import onnx_graphsurgeon as gs
+from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from ort_ops import DOMAIN, OPSET_VERSION
 from rewrite import graph_scopes
@@ -50,7 +51,8 @@ def _site_report(site: Site, status: str, reason: str | None, layer: str | None,
 def find_sites(view: GraphView, strict: bool, report: RewriteReport, metadata=None,
                scope: str = "main graph", rules: tuple[Rule, ...] = RULES) -> list[tuple]:
     """Try every rule on its anchor nodes of one scope (rule order = priority); returns the
-    accepted sites. A node roots at most one site; sites may read the same nodes."""
+    accepted sites. A node roots at most one site; sites may read the same nodes. ``metadata``
+    names each site's layer (a :class:`NodeMetadata` or a :class:`ProtoIndex`)."""
     by_op: dict[str, list[gs.Node]] = {rule.anchor: [] for rule in rules}
     for node in view.graph.nodes:
         if node.op in by_op:
@@ -484,11 +486,10 @@ class ProtoIndex:
     def original(self, node: gs.Node) -> onnx.NodeProto | None:
         """The NodeProto ``node`` was imported from, if the edit left its inputs and outputs as
         they were (a replacement may drop an output of a node it keeps, e.g. MaxPool's Indices)."""
-        at = self.position.get(id(node))
-        if at is None:
+        proto = self.proto_of(node)
+        if proto is None or len(proto.input) != len(node.inputs) or len(proto.output) != len(node.outputs):
             return None
-        proto = self.proto.node[at]
-        return proto if len(proto.input) == len(node.inputs) and len(proto.output) == len(node.outputs) else None
+        return proto
 
     def proto_of(self, node: gs.Node) -> onnx.NodeProto | None:
         """The NodeProto ``node`` was imported from, changed or not (None for a new node)."""
@@ -508,8 +509,6 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
     the original ones still read (or unused before the edit: ``missing``) plus the new nodes'
     constants; value infos of tensors that are gone are dropped. Graph inputs and outputs,
     every other field of the model and the graph, and the opsets (+ ``ai.ortops``) are kept."""
-    from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
-
     out = onnx.ModelProto()
     for desc, value in original.ListFields():
         if desc.name not in ("graph", "opset_import"):
@@ -554,8 +553,6 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
 def _node_proto(node: gs.Node) -> onnx.NodeProto:
     """graphsurgeon's ``export_node`` of a new node, with scalar attributes written directly (the
     pass writes thousands of EluGrads with one float attribute each)."""
-    from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
-
     proto = onnx.NodeProto(op_type=node.op, input=[t.name for t in node.inputs],
                            output=[t.name for t in node.outputs])
     if node.name:

@@ -469,8 +469,7 @@ class GraphView:
                         stack.extend(pending)
                         continue
                     if not pending and None not in shapes:
-                        first = shapes[0]
-                        shape = first if all(x == first for x in shapes) else _broadcast_shapes(shapes)
+                        shape = _broadcast_shapes(shapes)
             cache[key] = (t, shape)
             stack.pop()
         return cache[id(tensor)][1]
