@@ -27,7 +27,8 @@ ONLY_950 = {"ascend910_93", "ascend910b", B, P, T}
 MISSING = {
     # hicann/ops-nn
     "EluGrad": {B}, "EluGradV2": {B}, "Relu": {B}, "ReluGrad": {B}, "Sigmoid": {B}, "LogSoftmaxV2": {B},
-    "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
+    "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "CrossEntropyLoss": {B, P, T}, "CrossEntropyLossGrad": {B, P, T},
+    "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
     "MaxPoolV3": {B}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},

@@ -92,7 +92,8 @@ def test_toolkit_table_matches_the_simulated_devices():
     devices) agree for every CANN op the kernels launch."""
     ops = ["EluGrad", "EluGradV2", "Exp", "LogSoftmaxV2", "ReduceSum", "Select", "SelectV2", "Equal",
            "LessEqual", "Less", "LogicalNot", "GatherElements", "ScatterElements", "Conv2DBackpropInput",
-           "MaxPoolV3", "MaxPoolGrad", "SoftmaxCrossEntropyWithLogits", "ApplyMomentum", "ApplyAdamW", "Muls",
+           "MaxPoolV3", "MaxPoolGrad", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss", "CrossEntropyLossGrad",
+           "ApplyMomentum", "ApplyAdamW", "Muls",
            "Axpy", "Add", "Mul", "Sub", "RealDiv", "Sqrt", "Cast", "Transpose", "Slice", "MatMulV2", "Elu"]
     code = textwrap.dedent(f"""
         import ctypes, json

@@ -2,11 +2,17 @@
 CPU EP within ort_ops.tolerances (float32/float16/bfloat16, mean and sum, ignored rows, any
 ignore_index), run on CANNExecutionProvider (ORT's profile); exactly the CANN ops the kernel's
 comment lists, no host-device copy or synchronisation of its own; what it does where the CPU
-kernel fails or differs (targets out of range, -inf logits, an empty batch); the SoC check."""
+kernel fails or differs (targets out of range, -inf logits, an empty batch); the SoC check.
+
+The kernel has two routes (its header): CrossEntropyLoss/CrossEntropyLossGrad on Atlas A2/A3 (the
+simulator's default SoC, Ascend910B1) and SoftmaxCrossEntropyWithLogits elsewhere. The tests run
+in this process on the default SoC, and ``test_the_other_route_passes_the_same_tests`` runs this
+file again on an Atlas inference SoC (Ascend310P3), where the other route is taken."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +41,13 @@ def cann_runtime():
     if not cann_ep.available():
         pytest.skip("no ACL runtime: neither a CANN toolkit nor the built simulator (cann_ep/sim)")
     cann_ep.use_simulator()
+
+
+def class_index_route() -> bool:
+    """Whether this process's SoC is Atlas A2 (Ascend910B<n>) or A3 (Ascend910_93...), where the
+    kernel uses CANN's CrossEntropyLoss/CrossEntropyLossGrad."""
+    soc = cann_ep.runtime.soc_name()
+    return bool(re.match(r"Ascend910B\d|Ascend910_93", soc))
 
 
 def inputs(dtype, n=32, c=10, ignore_index=-100, ignored=(3, 17), seed=0, dloss=0.75):
@@ -85,18 +98,28 @@ def test_equals_the_cpu_ep_within_tolerance(dtype, attrs, tmp_path):
     assert {(r.op_type, r.provider) for r in cann_ep.node_runs(session) if r.op_type == OP.name} == {(OP.name, CANN)}
 
 
-# per reduction and dtype: the ACL ops one node sends (the kernel's comment lists them)
+# per route, reduction and dtype: the ACL ops one node sends (the kernel's comment lists them)
+CLASS_INDEX_MEAN = {"CrossEntropyLoss": 1, "CrossEntropyLossGrad": 2, "NotEqual": 1, "SelectV2": 1}
+CLASS_INDEX_SUM = {"CrossEntropyLoss": 1, "CrossEntropyLossGrad": 1}
 MEAN = {"Equal": 1, "Cast": 2, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 2,
         "RealDiv": 2, "Mul": 1}
 SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 1,
        "Mul": 1}
 
 
-@pytest.mark.parametrize("dtype, reduction, sent", [
-    ("float32", "mean", MEAN), ("float32", "sum", SUM),
-    ("float16", "mean", {**MEAN, "Cast": MEAN["Cast"] + 4}), ("bfloat16", "sum", {**SUM, "Cast": SUM["Cast"] + 4}),
-])
-def test_ops_sent_and_no_copy_or_sync_of_its_own(dtype, reduction, sent):
+def with_casts(sent: dict, casts: int) -> dict:
+    return {**sent, "Cast": sent.get("Cast", 0) + casts}
+
+
+@pytest.mark.parametrize("dtype, reduction", [("float32", "mean"), ("float32", "sum"), ("float16", "mean"),
+                                              ("bfloat16", "sum")])
+def test_ops_sent_and_no_copy_or_sync_of_its_own(dtype, reduction):
+    if class_index_route():
+        sent = CLASS_INDEX_MEAN if reduction == "mean" else CLASS_INDEX_SUM
+    else:
+        sent = MEAN if reduction == "mean" else SUM
+    if dtype != "float32":  # logits and dloss in, loss and dlogits out
+        sent = with_casts(sent, 4)
     feeds = inputs(dtype)
     session = cann_ep.session(model_for(dtype, feeds, reduction=reduction))
     ort_io.run(session, feeds)  # warm-up
@@ -117,14 +140,52 @@ def test_every_row_ignored_gives_nan_loss_and_zero_gradient_like_the_cpu_ep():
     assert np.array_equal(dlogits, want_dlogits) and not dlogits.any()
 
 
+@pytest.mark.parametrize("case", ["nan logits in an ignored row", "inf logits in an ignored row",
+                                  "nan logits in a counted row", "inf dloss", "every row ignored, nan in one",
+                                  "every row ignored, sum"])
+def test_non_finite_values_land_where_the_cpu_ep_puts_them(case):
+    """NaN/inf in ignored rows stay out of the loss and give that row NaN gradients (0 * NaN, as
+    the exporter's graph); a non-finite dloss leaves ignored rows at 0; CANN's mean gradient with
+    a count of 0 is not let through."""
+    ignored = range(32) if case.startswith("every") else (3, 17)
+    feeds = inputs("float32", ignored=ignored)
+    if "ignored row" in case or "nan in one" in case:
+        feeds["logits"][3, 2] = np.inf if case.startswith("inf") else np.nan
+    if case == "nan logits in a counted row":
+        feeds["logits"][5, 1] = np.nan
+    if case == "inf dloss":
+        feeds["dloss"] = np.array(np.inf, np.float32)
+    attrs = {"reduction": "sum"} if case.endswith("sum") else {}
+    model = model_for("float32", feeds, **attrs)
+    got = ort_io.run(cann_ep.session(model), feeds)
+    want = ort_io.run(make_session(model), feeds)
+    if case == "inf dloss":
+        # ignored rows 0 on both; the counted rows are non-finite on both, but where the CPU kernel
+        # has -inf (inf * (p - 1)) CANN's CrossEntropyLossGrad computes inf * p - inf = NaN
+        assert np.array_equal(got[1][[3, 17]], want[1][[3, 17]]) and not want[1][[3, 17]].any()
+        assert np.array_equal(np.isfinite(got[1]), np.isfinite(want[1]))
+        return
+    for name, g, w in zip(("loss", "dlogits"), got, want):
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (name, np.argwhere(np.isnan(g) != np.isnan(w))[:5])
+        finite = np.isfinite(w)
+        assert np.array_equal(np.isfinite(g), finite), name
+        assert_close(np.where(finite, g, 0).astype(g.dtype), np.where(finite, w, 0).astype(w.dtype), name)
+
+
 def test_a_target_out_of_range_is_not_checked_on_the_device():
-    """The CPU kernel fails the run; CANN (no copy to the host) gives that row an all-zero one-hot
-    label: loss contribution 0 (the row still counts), gradient w * softmax (docs)."""
+    """The CPU kernel fails the run. CANN does not check (no copy to the host): the
+    SoftmaxCrossEntropyWithLogits route gives that row an all-zero one-hot label (loss contribution
+    0, the row still counts, gradient w * softmax); CANN's CrossEntropyLoss reads past the row,
+    which the simulator reports as a device fault (docs)."""
     feeds = inputs("float32")
     feeds["target"][5] = 10
     model = model_for("float32", feeds)
     with pytest.raises(Exception, match=r"target\[5\] = 10 is outside \[0, 10\)"):
         ort_io.run(make_session(model), feeds)
+    if class_index_route():
+        with pytest.raises(Exception, match="507015|AICORE"):
+            ort_io.run(cann_ep.session(model), feeds)
+        return
     loss, dlogits = ort_io.run(cann_ep.session(model), feeds)
     x = feeds["logits"][5].astype(np.float64)
     p = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
@@ -132,16 +193,21 @@ def test_a_target_out_of_range_is_not_checked_on_the_device():
     assert np.isfinite(loss)
 
 
-def test_a_minus_inf_logit_gives_cann_a_nan_loss():
+def test_a_minus_inf_logit_of_another_class():
     """CANN's SoftmaxCrossEntropyWithLogits sums labels * log_softmax over every class: 0 * -inf is
-    NaN (the CPU kernel and the exporter's graph pick the target's log-probability only)."""
+    NaN (the CPU kernel, the exporter's graph and CANN's CrossEntropyLoss pick the target's
+    log-probability only, so the loss stays finite there)."""
     feeds = inputs("float32")
     row = 0 if feeds["target"][0] != 0 else 1
     feeds["logits"][row, (feeds["target"][row] + 1) % 10] = -np.inf
     model = model_for("float32", feeds)
     loss, dlogits = ort_io.run(cann_ep.session(model), feeds)
     want_loss, want_dlogits = ort_io.run(make_session(model), feeds)
-    assert np.isfinite(want_loss) and np.isnan(loss)
+    assert np.isfinite(want_loss)
+    if class_index_route():
+        assert_close(loss, want_loss, "loss")
+    else:
+        assert np.isnan(loss)
     assert_close(dlogits, want_dlogits, "dlogits")
 
 
@@ -178,3 +244,16 @@ def test_session_creation_checks_the_soc(soc, expected):
     proc = subprocess.run([sys.executable, "-c", _SOC_CHILD], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert expected in proc.stdout, proc.stdout
+
+
+def test_the_other_route_passes_the_same_tests():
+    """This file's tests on Ascend310P3 (Atlas inference: no CrossEntropyLoss), where the kernel
+    takes the SoftmaxCrossEntropyWithLogits route."""
+    assert class_index_route(), "this process is expected to run on the simulator's default SoC (Atlas A2)"
+    here = Path(__file__).resolve()
+    env = dict(os.environ, ACLSIM_SOC_NAME="Ascend310P3")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(here), "-k",
+                           "not the_other_route and not checks_the_soc"], env=env, capture_output=True, text=True,
+                          timeout=600, cwd=here.parents[2])
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]

@@ -53,6 +53,8 @@ const KernelEntry kKernels[] = {
     {"EluGradV2", k_elu_grad_v2, "ort_ops EluGrad CANN kernel, alpha != 1 (attrs alpha/scale/input_scale/is_result)"},
     {"LogSoftmaxV2", k_log_softmax_v2, "ort_ops CANN kernels (attr axes, one axis)"},
     {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy, "ort_ops CANN kernels (loss, backprop)"},
+    {"CrossEntropyLoss", k_cross_entropy_loss, "ort_ops SoftmaxCrossEntropyLossAndGrad on Atlas A2/A3"},
+    {"CrossEntropyLossGrad", k_cross_entropy_loss_grad, "ort_ops SoftmaxCrossEntropyLossAndGrad on Atlas A2/A3"},
     {"ReduceSum", k_reduce_sum, "ort_ops CANN kernels (axes input; attrs keep_dims/noop_with_empty_axes)"},
     {"SelectV2", k_select, "ort_ops CANN kernels (condition, then, else)"},
     {"LogicalNot", k_logical_not, "ort_ops CANN kernels"},

@@ -46,6 +46,9 @@ aclError k_elu(const OpCall&, Run*);
 // ops/softmax.cc
 aclError k_log_softmax_v2(const OpCall&, Run*);
 aclError k_softmax_cross_entropy(const OpCall&, Run*);
+// ops/cross_entropy_loss.cc
+aclError k_cross_entropy_loss(const OpCall&, Run*);
+aclError k_cross_entropy_loss_grad(const OpCall&, Run*);
 // ops/reduce.cc
 aclError k_reduce_sum(const OpCall&, Run*);
 // ops/index.cc

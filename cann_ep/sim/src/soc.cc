@@ -68,6 +68,8 @@ const OpSupport kOpSupport[] = {
     {"LogSoftmaxV2", kNN, "activation/log_softmax_v2/docs/aclnnLogSoftmax.md", kAclnnDoc, k310B},
     {"LogSoftmaxGrad", kNN, "activation/log_softmax_grad/docs/aclnnLogSoftmaxBackward.md", kAclnnDoc, k310B},
     {"SoftmaxCrossEntropyWithLogits", kNN, "activation/softmax_cross_entropy_with_logits/README.md", kReadme, k310B},
+    {"CrossEntropyLoss", kNN, "loss/cross_entropy_loss/README.md", kReadme, k310B | k310P | k910},
+    {"CrossEntropyLossGrad", kNN, "loss/cross_entropy_loss_grad/README.md", kReadme, k310B | k310P | k910},
     {"SparseSoftmaxCrossEntropyWithLogits", kNN, "loss/sparse_softmax_cross_entropy_with_logits/README.md", kReadme,
      kA3 | kA2 | k310B | k310P | k910},
     {"GatherElements", kNN, "index/gather_elements/README.md", kReadme, kA3 | kA2 | k310B | k310P | k910},

@@ -1,6 +1,22 @@
 // SoftmaxCrossEntropyLossAndGrad on the CANN EP: CANN single ops on the session's stream, all in
 // float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h): no
-// host-device copy, no synchronisation.
+// host-device copy, no synchronisation. Two routes, chosen when the kernel is created:
+//
+// Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
+// simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
+// for C <= 2^24 (the gradient compares target with ignore_index in float32, exact below 2^24):
+//   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
+//   loss, log_prob = CrossEntropyLoss(x, target; reduction, ignore_index)
+//   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target; "sum")
+//   mean:  g = CrossEntropyLossGrad(d, log_prob, target; "mean")        (all rows ignored: NaN)
+//          z = CrossEntropyLossGrad(0, log_prob, target; "sum")          (0 * exp(log_prob))
+//          dlogits = SelectV2(NotEqual(target, ignore_index) [N, 1], g, z)
+//   [Cast loss, dlogits to T]
+// The select keeps the op's own result for ignored rows (0, or NaN where their logits are not
+// finite) when every row is ignored, where CANN's mean gradient divides by a count of 0, and when
+// dloss is not finite.
+//
+// SoftmaxCrossEntropyWithLogits route, everywhere else:
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
 //   labels = Cast(Equal(target [N, 1], iota [1, C]), float32)         one-hot, built on the device
 //   rows, backprop = SoftmaxCrossEntropyWithLogits(x, labels)         [N], [N, C]
@@ -11,10 +27,13 @@
 //   w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)  (Mul broadcasts [N, 1])
 //   [Cast loss, dlogits to T]
 // iota, ignore_index, the axis and 0 are constant inputs (aclSetTensorConst): no device copy.
-// Ignored rows are selected away (not multiplied by 0), so a NaN or inf in them does not reach the
-// loss, as in the exporter's graph. The targets are not range-checked (that would need a copy to
-// the host): a target outside [0, C) gives an all-zero one-hot row (docs/ops/...LossAndGrad.md).
-// The CANN ops' availability on the SoC is checked at kernel creation.
+//
+// On both routes ignored rows are selected away from the loss (not multiplied by 0), so a NaN or
+// inf in them does not reach it, as in the exporter's graph. The targets are not range-checked
+// (that would need a copy to the host): a target outside [0, C) that is not ignore_index is
+// undefined (docs/ops/SoftmaxCrossEntropyLossAndGrad.md). The CANN ops' availability on the SoC is
+// checked at kernel creation.
+#include <string>
 #include <vector>
 
 #include "cann/acl_op.h"
@@ -43,6 +62,11 @@ class Layout {
   size_t size_ = 0;
 };
 
+// Classes up to this many: the gradient's float32 comparison of target with ignore_index equals
+// the int64 one for every target in [0, C) (integers below 2^24 are exact in float32, and no other
+// int64 rounds to one of them).
+constexpr int64_t kExactFloatIndices = int64_t{1} << 24;
+
 template <typename T>
 class CannKernel : public Kernel {
  public:
@@ -54,15 +78,19 @@ class CannKernel : public Kernel {
           *acl_, kName,
           {"SoftmaxCrossEntropyWithLogits", "Equal", "NotEqual", "Cast", "SelectV2", "ReduceSum", "RealDiv", "Mul"});
     }
+    if (*status == nullptr) {
+      const std::string family = cann::SocFamily(cann::SocName(*acl_));
+      class_index_ops_ = (family == "ascend910b" || family == "ascend910_93") &&
+                         cann::HasOps(*acl_, {"CrossEntropyLoss", "CrossEntropyLossGrad"});
+    }
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Run run;
     ORTOPS_RETURN_IF_ERROR(GetInputs(context, &run));
-    void* loss = nullptr;
-    void* dlogits = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &loss));
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.logits.shape, &dlogits));
+    Outputs out;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &out.loss));
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.logits.shape, &out.dlogits));
     if (run.n == 0 || run.c == 0) {
       return MakeError(std::string(kName) + " on CANN: logits shape " + ShapeText(run.logits.shape) +
                            " is empty; CANN's ops take no empty tensors (the CPU kernel does)",
@@ -70,10 +98,119 @@ class CannKernel : public Kernel {
     }
     cann::CannRun cann;
     ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
+    return OneHotRoute(context, run, cann, out);
+  }
+
+ private:
+  struct Outputs {
+    void* loss = nullptr;
+    void* dlogits = nullptr;
+  };
+  static constexpr bool kIsF32 = cann::kAclType<T> == ACL_FLOAT;
+  static constexpr aclDataType kType = cann::kAclType<T>;
+
+  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, const Run& run, const cann::CannRun& cann,
+                               const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
-    constexpr bool is_f32 = cann::kAclType<T> == ACL_FLOAT;
-    constexpr aclDataType type = cann::kAclType<T>;
+    const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
+    const bool mean = attributes_.mean;
+    Layout layout;
+    const size_t at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)), at_lse = layout.Add(f32_n),
+                 at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
+                 at_valid = layout.Add(mean ? n : 0), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
+                 at_d = layout.Add(kIsF32 ? 0 : sizeof(float)), at_loss = layout.Add(kIsF32 ? 0 : sizeof(float)),
+                 at_dl = layout.Add(kIsF32 ? 0 : f32_nc);
+    cann::ScratchLease lease;
+    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, run.logits.memory, *cann.acl, cann.stream, layout.size(), &lease));
+    char* s = lease.data();
+    const aclrtStream stream = cann.stream;
+    const cann::AclApi& acl = *cann.acl;
+    const void* x = run.logits.data;
+    const void* d = run.dloss.data;
+    void* loss32 = kIsF32 ? out.loss : s + at_loss;
+    void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
+    void* log_prob = s + at_lp;
+    if (!kIsF32) {
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, kType, s + at_x, ACL_FLOAT, nc));
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, kType, s + at_d, ACL_FLOAT, one));
+      x = s + at_x;
+      d = s + at_d;
+    }
+    const char* reduction = mean ? "mean" : "sum";
+    const size_t target_bytes = n * sizeof(int64_t);
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "CrossEntropyLoss")
+                               .Input(x, f32_nc, ACL_FLOAT, nc)
+                               .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
+                               .AbsentInput()
+                               .Output(loss32, sizeof(float), ACL_FLOAT, one)
+                               .Output(log_prob, f32_nc, ACL_FLOAT, nc)
+                               .Output(s + at_zloss, sizeof(float), ACL_FLOAT, one)
+                               .Output(s + at_lse, f32_n, ACL_FLOAT, rows_shape)
+                               .AttrString("reduction", reduction)
+                               .AttrInt("ignore_index", attributes_.ignore_index)
+                               .AttrFloat("label_smoothing", 0.0f)
+                               .AttrFloat("lse_square_scale_for_zloss", 0.0f)
+                               .AttrBool("return_zloss", false)
+                               .Run(stream));
+    const float zero = 0.0f;
+    if (!mean) {
+      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, d, false, log_prob, run, "sum", dl32));
+    } else {
+      void *g = s + at_g, *z = s + at_z, *valid = s + at_valid;
+      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, d, false, log_prob, run, "mean", g));
+      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, &zero, true, log_prob, run, "sum", z));
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "NotEqual")
+                                 .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
+                                 .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, one)
+                                 .Output(valid, n, ACL_BOOL, rows_shape)
+                                 .Run(stream));
+      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
+                                 .Input(valid, n, ACL_BOOL, n1)
+                                 .Input(g, f32_nc, ACL_FLOAT, nc)
+                                 .Input(z, f32_nc, ACL_FLOAT, nc)
+                                 .Output(dl32, f32_nc, ACL_FLOAT, nc)
+                                 .Run(stream));
+    }
+    return CastOutputs(acl, stream, loss32, dl32, out, nc);
+  }
+
+  // x_grad = CrossEntropyLossGrad(grad_loss [1] (a device value, or a constant), log_prob, target).
+  OrtStatusPtr Grad(const cann::AclApi& acl, aclrtStream stream, const void* grad_loss, bool grad_loss_is_const,
+                    const void* log_prob, const Run& run, const char* reduction, void* x_grad) const {
+    const std::vector<int64_t> nc{run.n, run.c}, one{1};
+    const size_t f32_nc = static_cast<size_t>(run.n * run.c) * sizeof(float);
+    AclOp op(acl, "CrossEntropyLossGrad");
+    if (grad_loss_is_const) {
+      op.ConstInput(grad_loss, sizeof(float), ACL_FLOAT, one);
+    } else {
+      op.Input(grad_loss, sizeof(float), ACL_FLOAT, one);
+    }
+    return op.Input(log_prob, f32_nc, ACL_FLOAT, nc)
+        .Input(run.target.data, static_cast<size_t>(run.n) * sizeof(int64_t), ACL_INT64, {run.n})
+        .AbsentInput()
+        .AbsentInput()
+        .AbsentInput()
+        .Output(x_grad, f32_nc, ACL_FLOAT, nc)
+        .AttrString("reduction", reduction)
+        .AttrInt("ignore_index", attributes_.ignore_index)
+        .AttrFloat("label_smoothing", 0.0f)
+        .AttrFloat("lse_square_scale_for_zloss", 0.0f)
+        .Run(stream);
+  }
+
+  OrtStatusPtr CastOutputs(const cann::AclApi& acl, aclrtStream stream, const void* loss32, const void* dl32,
+                           const Outputs& out, const std::vector<int64_t>& nc) const {
+    if (kIsF32) return nullptr;
+    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, loss32, ACL_FLOAT, out.loss, kType, {1}));
+    return Cast(acl, stream, dl32, ACL_FLOAT, out.dlogits, kType, nc);
+  }
+
+  OrtStatusPtr OneHotRoute(OrtKernelContext* context, const Run& run, const cann::CannRun& cann,
+                           const Outputs& out) const {
+    const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
+    const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
 
     Layout layout;
@@ -81,8 +218,8 @@ class CannKernel : public Kernel {
                  at_backprop = layout.Add(f32_nc), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
                  at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
                  at_count = layout.Add(sizeof(float)), at_loss = layout.Add(sizeof(float)),
-                 at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n), at_x = layout.Add(is_f32 ? 0 : f32_nc),
-                 at_d = layout.Add(is_f32 ? 0 : sizeof(float)), at_dl = layout.Add(is_f32 ? 0 : f32_nc);
+                 at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
+                 at_d = layout.Add(kIsF32 ? 0 : sizeof(float)), at_dl = layout.Add(kIsF32 ? 0 : f32_nc);
     cann::ScratchLease lease;
     ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, run.logits.memory, *cann.acl, cann.stream, layout.size(), &lease));
     char* s = lease.data();
@@ -91,13 +228,13 @@ class CannKernel : public Kernel {
          *count = s + at_count, *scale = s + at_scale, *w = s + at_w;
     const void* x = run.logits.data;
     const void* d = run.dloss.data;
-    void* loss32 = is_f32 ? loss : s + at_loss;
-    void* dl32 = is_f32 ? dlogits : s + at_dl;
+    void* loss32 = kIsF32 ? out.loss : s + at_loss;
+    void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
     const aclrtStream stream = cann.stream;
     const cann::AclApi& acl = *cann.acl;
-    if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, type, s + at_x, ACL_FLOAT, nc));
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, type, s + at_d, ACL_FLOAT, one));
+    if (!kIsF32) {
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, kType, s + at_x, ACL_FLOAT, nc));
+      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, kType, s + at_d, ACL_FLOAT, one));
       x = s + at_x;
       d = s + at_d;
     }
@@ -150,14 +287,9 @@ class CannKernel : public Kernel {
                                .Input(w, f32_n, ACL_FLOAT, n1)
                                .Output(dl32, f32_nc, ACL_FLOAT, nc)
                                .Run(stream));
-    if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, loss32, ACL_FLOAT, loss, type, one));
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, dl32, ACL_FLOAT, dlogits, type, nc));
-    }
-    return nullptr;
+    return CastOutputs(acl, stream, loss32, dl32, out, nc);
   }
 
- private:
   static size_t Bytes(aclDataType type, const std::vector<int64_t>& dims) {
     size_t count = 1;
     for (int64_t v : dims) count *= static_cast<size_t>(v);
@@ -191,6 +323,7 @@ class CannKernel : public Kernel {
   }
 
   Attributes attributes_;
+  bool class_index_ops_ = false;  // the class-index route (Atlas A2/A3)
   const cann::AclApi* acl_ = nullptr;
   mutable cann::ScratchUser scratch_;
 };
