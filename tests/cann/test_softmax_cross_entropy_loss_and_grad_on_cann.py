@@ -99,8 +99,9 @@ def test_equals_the_cpu_ep_within_tolerance(dtype, attrs, tmp_path):
 
 
 # per route, reduction and dtype: the ACL ops one node sends (the kernel's comment lists them)
-CLASS_INDEX_MEAN = {"CrossEntropyLoss": 1, "CrossEntropyLossGrad": 2, "NotEqual": 1, "SelectV2": 1}
-CLASS_INDEX_SUM = {"CrossEntropyLoss": 1, "CrossEntropyLossGrad": 1}
+CLASS_INDEX_MEAN = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 2, "NotEqual": 1,
+                    "SelectV2": 1}
+CLASS_INDEX_SUM = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 1}
 MEAN = {"Equal": 1, "Cast": 2, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 2,
         "RealDiv": 2, "Mul": 1}
 SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 1,
@@ -138,6 +139,27 @@ def test_every_row_ignored_gives_nan_loss_and_zero_gradient_like_the_cpu_ep():
     want_loss, want_dlogits = ort_io.run(make_session(model), feeds)
     assert np.isnan(loss) and np.isnan(want_loss)
     assert np.array_equal(dlogits, want_dlogits) and not dlogits.any()
+
+
+def test_confident_rows_keep_float32_precision():
+    """Large logits (normal * 10: confident rows): dlogits within 4e-7 of max|want| of the float64
+    definition, 20 batches. (CANN's CrossEntropyLoss on the raw logits forms x - (max + log sum),
+    an ulp of the largest logit: 1.8e-6 here; the kernel feeds it log-probabilities instead.)"""
+    rng = np.random.default_rng(7)
+    n, c = 32, 10
+    feeds = inputs("float32", n=n, c=c)
+    session = cann_ep.session(model_for("float32", feeds))
+    worst = 0.0
+    for _ in range(20):
+        x = (rng.standard_normal((n, c)) * 10).astype(np.float32)
+        t = rng.integers(0, c, n).astype(np.int64)
+        loss, g = ort_io.run(session, {"logits": x, "target": t, "dloss": np.array(1.0, np.float32)})
+        x64 = x.astype(np.float64)
+        m = x64.max(axis=1, keepdims=True)
+        p = np.exp(x64 - m) / np.exp(x64 - m).sum(axis=1, keepdims=True)
+        want = (p - np.eye(c)[t]) / n
+        worst = max(worst, float(np.max(np.abs(g - want)) / np.max(np.abs(want))))
+    assert worst <= 4e-7, worst
 
 
 @pytest.mark.parametrize("case", ["nan logits in an ignored row", "inf logits in an ignored row",

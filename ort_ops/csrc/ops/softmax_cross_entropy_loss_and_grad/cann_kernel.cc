@@ -6,12 +6,15 @@
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
 // for C <= 2^24 (the gradient compares target with ignore_index in float32, exact below 2^24):
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
-//   loss, log_prob = CrossEntropyLoss(x, target; reduction, ignore_index)
+//   loss, log_prob = CrossEntropyLoss(LogSoftmaxV2(x), target; reduction, ignore_index)
 //   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target; "sum")
 //   mean:  g = CrossEntropyLossGrad(d, log_prob, target; "mean")        (all rows ignored: NaN)
 //          z = CrossEntropyLossGrad(0, log_prob, target; "sum")          (0 * exp(log_prob))
 //          dlogits = SelectV2(NotEqual(target, ignore_index) [N, 1], g, z)
 //   [Cast loss, dlogits to T]
+// LogSoftmaxV2 first: CANN's CrossEntropyLoss forms x - (max + log sum exp(x - max)), whose
+// absolute error is an ulp of the row's largest logit (at logits ~ N(0, 10) gradients 9x less
+// precise than the other route's); on log-probabilities (largest near 0) it is an ulp of those.
 // The select keeps the op's own result for ignored rows (0, or NaN where their logits are not
 // finite) when every row is ignored, where CANN's mean gradient divides by a count of 0, and when
 // dloss is not finite.
@@ -81,7 +84,7 @@ class CannKernel : public Kernel {
     if (*status == nullptr) {
       const std::string family = cann::SocFamily(cann::SocName(*acl_));
       class_index_ops_ = (family == "ascend910b" || family == "ascend910_93") &&
-                         cann::HasOps(*acl_, {"CrossEntropyLoss", "CrossEntropyLossGrad"});
+                         cann::HasOps(*acl_, {"LogSoftmaxV2", "CrossEntropyLoss", "CrossEntropyLossGrad"});
     }
   }
 
@@ -117,8 +120,8 @@ class CannKernel : public Kernel {
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
     const bool mean = attributes_.mean;
     Layout layout;
-    const size_t at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)), at_lse = layout.Add(f32_n),
-                 at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
+    const size_t at_lsm = layout.Add(f32_nc), at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)),
+                 at_lse = layout.Add(f32_n), at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
                  at_valid = layout.Add(mean ? n : 0), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
                  at_d = layout.Add(kIsF32 ? 0 : sizeof(float)), at_loss = layout.Add(kIsF32 ? 0 : sizeof(float)),
                  at_dl = layout.Add(kIsF32 ? 0 : f32_nc);
@@ -140,8 +143,17 @@ class CannKernel : public Kernel {
     }
     const char* reduction = mean ? "mean" : "sum";
     const size_t target_bytes = n * sizeof(int64_t);
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "CrossEntropyLoss")
+    // CANN's CrossEntropyLoss forms x - (max + log sum exp(x - max)): an absolute error of about an
+    // ulp of the row's largest logit. On log_softmax(x) (largest value <= 0, near 0 for a
+    // confident row) that error is an ulp of the log-probabilities themselves.
+    void* lsm = s + at_lsm;
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "LogSoftmaxV2")
                                .Input(x, f32_nc, ACL_FLOAT, nc)
+                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
+                               .AttrInts("axes", {1})
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "CrossEntropyLoss")
+                               .Input(lsm, f32_nc, ACL_FLOAT, nc)
                                .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
                                .AbsentInput()
                                .Output(loss32, sizeof(float), ACL_FLOAT, one)
