@@ -1,6 +1,7 @@
 """``ai.ortops::AdamUpdate``: one parameter's ``torch.optim.Adam`` step (no amsgrad), fused.
 
     lr, b1p, b2p = scalars                                   (float64: lr, beta1^(t-1), beta2^(t-1))
+    scalars_f32 (optional) = float32(scalars): read by the CANN kernel instead of casting them itself
     step = float32(-(lr / (1 - b1p * beta1)));  bc2_sqrt = float32(sqrt(1 - b2p * beta2))   (float64)
     g = grad + param * weight_decay                          (weight_decay != 0; the rest float32)
     m = exp_avg + (g - exp_avg) * (1 - beta1)
@@ -53,8 +54,21 @@ def step_scalars(lr: float, beta1_power: float, beta2_power: float, beta1: float
     return step, bc2_sqrt
 
 
-def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, beta1: float = 0.9, beta2: float = 0.999,
-                eps: float = 1e-8, weight_decay: float = 0.0):
+def check_scalars_f32(scalars: np.ndarray, scalars_f32) -> None:
+    """``ValueError`` unless ``scalars_f32`` (if given) is ``float32(scalars)``, value for value (NaN
+    where scalars has NaN): the CPU kernel checks the same; the CANN kernel reads it unchecked."""
+    if scalars_f32 is None:
+        return
+    scalars_f32 = np.asarray(scalars_f32)
+    if scalars_f32.dtype != np.float32:
+        raise TypeError(f"AdamUpdate: scalars_f32 has dtype {scalars_f32.dtype}, expected float32")
+    want = np.asarray(scalars, np.float64).astype(np.float32)
+    if scalars_f32.shape != want.shape or not np.array_equal(scalars_f32, want, equal_nan=True):
+        raise ValueError(f"AdamUpdate: scalars_f32 {scalars_f32.tolist()} is not float32(scalars) {want.tolist()}")
+
+
+def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32=None, beta1: float = 0.9,
+                beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
     """``(new_param, new_exp_avg, new_exp_avg_sq)``: one IEEE operation per step in the order of
     the module docstring (PyTorch's single-tensor Adam: ``lerp``, ``mul_().addcmul_()``,
     ``sqrt() / bc2_sqrt + eps``); ``1 - beta1``, ``beta2``, ``1 - beta2``, ``eps`` and
@@ -67,7 +81,9 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, beta1: float = 0.9, b
             raise TypeError(f"AdamUpdate: {name} has dtype {array.dtype}, expected float32")
     if scalars.dtype != np.float64:
         raise TypeError(f"AdamUpdate: scalars has dtype {scalars.dtype}, expected float64")
-    shape_rule([param.shape, grad.shape, exp_avg.shape, exp_avg_sq.shape, scalars.shape], {})
+    shape_rule([param.shape, grad.shape, exp_avg.shape, exp_avg_sq.shape, scalars.shape,
+                None if scalars_f32 is None else np.shape(scalars_f32)], {})
+    check_scalars_f32(scalars, scalars_f32)
     f32 = np.float32
     b1, b2 = attribute_double(beta1), attribute_double(beta2)
     step, bc2_sqrt = step_scalars(*(float(s) for s in scalars), beta1, beta2)
@@ -83,14 +99,19 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, beta1: float = 0.9, b
 
 
 def shape_rule(shapes, attributes):
-    """param, grad, exp_avg, exp_avg_sq of one shape, scalars [3]; outputs of param's shape."""
-    param, *others, scalars = shapes
+    """param, grad, exp_avg, exp_avg_sq of one shape, scalars [3] (and scalars_f32 [3] if given);
+    outputs of param's shape."""
+    param, *others, scalars = shapes[:5]
+    scalars_f32 = shapes[5] if len(shapes) > 5 else None
     for name, shape in zip(("grad", "exp_avg", "exp_avg_sq"), others):
         if tuple(shape) != tuple(param):
             raise ValueError(f"AdamUpdate: param shape {list(param)} differs from {name} shape {list(shape)}")
     if tuple(scalars) != (SCALARS,):
         raise ValueError(f"AdamUpdate: scalars must have shape [{SCALARS}] (lr, beta1^(t-1), beta2^(t-1)), "
                          f"got {list(scalars)}")
+    if scalars_f32 is not None and tuple(scalars_f32) != (SCALARS,):
+        raise ValueError(f"AdamUpdate: scalars_f32 must have shape [{SCALARS}] (float32 of scalars), "
+                         f"got {list(scalars_f32)}")
     return [tuple(param)] * 3
 
 
@@ -106,7 +127,7 @@ def sample_inputs(dtype, attributes, rng):
     t = 7
     b1, b2 = attribute_double(attributes["beta1"]), attribute_double(attributes["beta2"])
     scalars = np.array([1e-2, math.prod([b1] * (t - 1)), math.prod([b2] * (t - 1))], np.float64)
-    return [param, grad, exp_avg, exp_avg_sq, scalars]
+    return [param, grad, exp_avg, exp_avg_sq, scalars, None]  # scalars_f32: tests/ops/adam_update
 
 
 OP = OpDef(
@@ -115,7 +136,10 @@ OP = OpDef(
             Tensor("grad", "its gradient"),
             Tensor("exp_avg", "first moment (zeros before the first step)"),
             Tensor("exp_avg_sq", "second moment (zeros before the first step)"),
-            Tensor("scalars", "[lr, beta1^(t-1), beta2^(t-1)] for step t (the state before it)", type="float64")),
+            Tensor("scalars", "[lr, beta1^(t-1), beta2^(t-1)] for step t (the state before it)", type="float64"),
+            Tensor("scalars_f32", "float32(scalars), optional: kernels that compute in float32 (CANN) read it "
+                   "instead of rounding scalars per node; one Cast can serve every parameter", type="float32",
+                   optional=True)),
     outputs=(Tensor("new_param", "the updated parameter"),
              Tensor("new_exp_avg", "the updated first moment"),
              Tensor("new_exp_avg_sq", "the updated second moment")),
@@ -139,5 +163,8 @@ beta2^(t-1)] (float64, the state before the step). In float64: bc1 = 1 - beta1^(
 bc2 = 1 - beta2^(t-1) * beta2, step = -lr / bc1 and sqrt(bc2), both rounded to float32. In
 float32: g = grad (+ weight_decay * param); m = exp_avg + (g - exp_avg) * (1 - beta1);
 v = exp_avg_sq * beta2 + g * (1 - beta2) * g; new_param = param + m / (sqrt(v) / sqrt(bc2) + eps)
-* step. The next state's scalars are [lr, beta1^t, beta2^t] (one float64 Mul by [1, beta1, beta2]).""",
+* step. The next state's scalars are [lr, beta1^t, beta2^t] (one float64 Mul by [1, beta1, beta2]).
+scalars_f32, when given, must be float32(scalars) (the CPU kernel checks it and fails otherwise;
+the CANN kernel reads it as its float32 scalars without checking, and casts scalars itself when it is
+absent).""",
 )

@@ -10,6 +10,8 @@ comes in two forms:
   ``<kind>.scalars`` (input; ``new.<kind>.scalars`` output) that one or two standard ONNX nodes
   advance every step (:meth:`Optimizer.scalar_state` gives its value after any number of
   steps): nothing comes from the host per step, and on CANN the update is CANN's own fused op.
+  Adam's float64 scalars also go through one Cast to float32 that every AdamUpdate reads
+  (``scalars_f32``), so the CANN kernels do not cast them once per parameter.
 - **unfused** (float64 parameters, or ``fused=False``): ~8 elementwise ONNX ops per parameter,
   and a few scalars that depend on the step count (:meth:`Optimizer.step_scalars`) as inputs
   fed every step, computed in Python double precision exactly where PyTorch computes them.
@@ -157,6 +159,12 @@ class Optimizer:
         nodes, inits = [], []
         inputs = [helper.make_tensor_value_info(scalars, elem, list(state.shape))]
         outputs = [helper.make_tensor_value_info("new." + scalars, elem, list(state.shape))]
+        scalars_f32 = None
+        if elem == TensorProto.DOUBLE:
+            # one rounding of the float64 scalars to float32 for every parameter: AdamUpdate's
+            # CANN kernel reads it (else it casts them once per node); the CPU kernel checks it
+            scalars_f32 = f"{scalars}.f32"
+            nodes.append(helper.make_node("Cast", [scalars], [scalars_f32], name=f"Cast/{scalars_f32}", to=f32))
         for name, shape in shapes.items():
             shape = list(shape)
             slots = [f"{slot}.{name}" for slot in self.slots]
@@ -167,6 +175,8 @@ class Optimizer:
             ins = [name, grad_name(name), *slots, scalars]
             if self.fused_op == "SGDUpdate" and not slots:  # no momentum: no buffer
                 ins = [name, grad_name(name), "", scalars]
+            if scalars_f32 is not None:
+                ins.append(scalars_f32)
             nodes.append(helper.make_node(self.fused_op, ins, new, name=f"{self.fused_op}/{name}", domain=DOMAIN,
                                           **self._fused_attributes()))
         self._scalar_update(nodes, inits, scalars, "new." + scalars)

@@ -23,9 +23,10 @@ from ort_ops.domain import DOMAIN
 UPDATE_PREFIX = "update/"
 
 # The update graphs (ort_ops.training.optim) use only these ops: standard ones whose float
-# semantics have not changed since opset 7 (the merged graph keeps the training graph's opset),
+# semantics have not changed since opset 7 (the merged graph keeps the training graph's opset;
+# Cast: float64 -> float32 as since opset 6, later versions only add types and float8's saturate),
 # and the library's fused optimizer ops (the merged graph imports the library's opset).
-_UPDATE_OPS = {("", "Add"), ("", "Sub"), ("", "Mul"), ("", "Div"), ("", "Sqrt"), ("", "Identity"),
+_UPDATE_OPS = {("", "Add"), ("", "Sub"), ("", "Mul"), ("", "Div"), ("", "Sqrt"), ("", "Identity"), ("", "Cast"),
                (DOMAIN, "SGDUpdate"), (DOMAIN, "AdamUpdate")}
 _MIN_OPSET = 7
 

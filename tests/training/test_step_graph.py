@@ -87,7 +87,11 @@ def test_fused_update_is_one_op_per_parameter_and_one_or_two_scalar_nodes():
     ops = lambda opt: [(n.domain, n.op_type) for n in opt.build_graph(shapes).graph.node]
     assert ops(SGD(lr=0.1, momentum=0.9)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
     assert ops(SGD(lr=0.1)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
-    assert ops(Adam()) == [(DOMAIN, "AdamUpdate")] * 2 + [("", "Mul")]
+    # Adam: one Cast of the float64 scalars serves every AdamUpdate (their optional scalars_f32)
+    assert ops(Adam()) == [("", "Cast")] + [(DOMAIN, "AdamUpdate")] * 2 + [("", "Mul")]
+    adam = Adam().build_graph(shapes).graph.node
+    assert [list(n.input)[4:] for n in adam[1:3]] == [["adam.scalars", "adam.scalars.f32"]] * 2
+    assert list(adam[0].input) == ["adam.scalars"] and adam[0].attribute[0].i == onnx.TensorProto.FLOAT
     plain = SGD(lr=0.1).build_graph(shapes)
     assert [list(n.input) for n in plain.graph.node][:2] == [["w", "grad.w", "", "sgd.scalars"],
                                                              ["b", "grad.b", "", "sgd.scalars"]]

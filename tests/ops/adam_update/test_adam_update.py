@@ -182,3 +182,44 @@ def test_bad_attributes_fail_at_session_creation(attrs, message):
 def test_scalars_are_float64():
     with pytest.raises(TypeError, match="scalars has dtype float32, expected float64"):
         adam_update(*[np.zeros(2, np.float32)] * 4, np.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize("steps", [6, 0], ids=["later", "first"])
+def test_scalars_f32_given_changes_nothing_on_the_cpu(steps):
+    """The optional float32(scalars) (one Cast for every parameter in the trainer's graph): the CPU
+    kernel still computes from the float64 scalars, bit for bit the reference."""
+    arrays = inputs((5, 37), {}, steps)
+    with_f32 = [*arrays, arrays[4].astype(np.float32)]
+    got = run_op(with_f32, {})
+    for name, g, w, w2 in zip(("new_param", "new_exp_avg", "new_exp_avg_sq"), got, adam_update(*arrays),
+                              adam_update(*with_f32), strict=True):
+        assert_same(g, w, name)
+        assert_same(w2, w, f"{name} (reference)")
+
+
+@pytest.mark.parametrize("change", ["lr", "beta2 power", "float64 value"])
+def test_scalars_f32_that_is_not_float32_of_scalars_fails_naming_both(change):
+    arrays = inputs((4,), {}, 6)
+    f32 = arrays[4].astype(np.float32)
+    if change == "lr":
+        f32[0] = np.float32(0.02)
+    elif change == "beta2 power":
+        f32[2] = np.nextafter(f32[2], np.float32(0))
+    else:
+        f32 = arrays[4].astype(np.float32)
+        arrays[4] = arrays[4].copy()
+        arrays[4][1] = np.nextafter(np.float64(f32[1]), 2.0) + 1e-6  # no longer rounds to f32[1]
+    with pytest.raises(ORT_ERRORS, match=r"scalars_f32 \[.*\] is not float32\(scalars\) \[.*\]"):
+        run_op([*arrays, f32], {})
+    with pytest.raises(ValueError, match=r"scalars_f32 \[.*\] is not float32\(scalars\)"):
+        adam_update(*arrays, f32)
+
+
+def test_scalars_f32_of_another_shape_or_dtype_fails():
+    arrays = inputs((4,), {}, 6)
+    with pytest.raises(ORT_ERRORS, match=r"scalars_f32 must have shape \[3\].*got \[4\]"):
+        run_op([*arrays, np.zeros(4, np.float32)], {})
+    with pytest.raises(ValueError, match=r"scalars_f32 must have shape \[3\].*got \[4\]"):
+        adam_update(*arrays, np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="scalars_f32 has dtype float64, expected float32"):
+        adam_update(*arrays, arrays[4])

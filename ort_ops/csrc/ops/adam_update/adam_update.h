@@ -1,6 +1,7 @@
 // AdamUpdate's definition for the kernels (ort_ops/ops/adam_update.py is the definition of record;
 // tests/ops/test_contract.py checks that the library registers what it says):
 //   float64: step = -lr / (1 - beta1^(t-1) * beta1), bc2_sqrt = sqrt(1 - beta2^(t-1) * beta2)
+//   scalars_f32 (optional input 5): float32(scalars), read by the CANN kernel (the CPU kernel checks it)
 //   float32: g = grad (+ param * wd); m += (g - m) * (1 - beta1); v = v * beta2 + g * (1 - beta2) * g;
 //            new_param = param + m / (sqrt(v) / bc2_sqrt + eps) * step
 #pragma once
@@ -59,7 +60,7 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
 
 // One node's inputs (checked) and outputs (allocated).
 struct Io {
-  TensorView param, grad, exp_avg, exp_avg_sq, scalars;
+  TensorView param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32;  // scalars_f32.present: given
   void* new_param = nullptr;
   void* new_exp_avg = nullptr;
   void* new_exp_avg_sq = nullptr;
@@ -77,13 +78,23 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, Io* io) {
     return MakeError(std::string(kName) + ": scalars must have shape [3] (lr, beta1^(t-1), beta2^(t-1)), got " +
                      ShapeText(io->scalars.shape));
   }
+  size_t inputs = 0;
+  ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetInputCount(context, &inputs));
+  if (inputs > 5) ORTOPS_RETURN_IF_ERROR(GetInput(context, 5, &io->scalars_f32));
+  if (io->scalars_f32.present) {
+    ORTOPS_RETURN_IF_ERROR(CheckTensor(kName, "scalars_f32", io->scalars_f32, kF32));
+    if (io->scalars_f32.shape != std::vector<int64_t>{kScalars}) {
+      return MakeError(std::string(kName) + ": scalars_f32 must have shape [3] (float32 of scalars), got " +
+                       ShapeText(io->scalars_f32.shape));
+    }
+  }
   io->count = io->param.count;
   ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &io->new_param));
   ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_exp_avg));
   return AllocateOutput(context, 2, shape, &io->new_exp_avg_sq);
 }
 
-inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32}, {kF32}, {kF64}}; }
+inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32}, {kF32}, {kF64}, {kF32, true}}; }
 inline std::vector<IoSpec> OutputSpecs() { return {{kF32}, {kF32}, {kF32}}; }
 
 // The registration lists (ort_ops/csrc/ops/CMakeLists: every op folder provides these).

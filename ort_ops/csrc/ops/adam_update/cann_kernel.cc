@@ -1,5 +1,6 @@
 // AdamUpdate on the CANN EP, through CANN's own ops on the session's stream (docs/ops/AdamUpdate.md):
-//   s = Cast(scalars: float64 [3] -> float32 [3])                  (lr, beta1^(t-1), beta2^(t-1))
+//   s = scalars_f32 if given (float32(scalars), e.g. one Cast node for every parameter: the trainer's
+//       step graph), else Cast(scalars: float64 [3] -> float32 [3])  (lr, beta1^(t-1), beta2^(t-1))
 //   weight_decay != 0: g = Axpy(grad, param, alpha = weight_decay)  (grad + wd * param: L2, Adam's)
 //   new_param, new_exp_avg, new_exp_avg_sq = device copies of param, exp_avg, exp_avg_sq, then
 //   ApplyAdamW on them in place with weight_decay 0 (PyTorch Adam's epsilon placement; CANN
@@ -50,16 +51,20 @@ class CannKernel : public Kernel {
     ScratchLease lease;
     ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, io.param.memory, *run.acl, run.stream,
                                             scalars_slot + (decay ? ScratchAligned(bytes) : 0), &lease));
-    char* s32 = lease.data();
+    char* scratch = lease.data();
+    const char* s32 = static_cast<const char*>(io.scalars_f32.data);
     const std::vector<int64_t> one{1};
-    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
-                               .Input(io.scalars.data, kScalars * sizeof(double), ACL_DOUBLE, {kScalars})
-                               .Output(s32, kScalars * sizeof(float), ACL_FLOAT, {kScalars})
-                               .AttrInt("dst_type", ACL_FLOAT)
-                               .Run(run.stream));
+    if (!io.scalars_f32.present) {
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
+                                 .Input(io.scalars.data, kScalars * sizeof(double), ACL_DOUBLE, {kScalars})
+                                 .Output(scratch, kScalars * sizeof(float), ACL_FLOAT, {kScalars})
+                                 .AttrInt("dst_type", ACL_FLOAT)
+                                 .Run(run.stream));
+      s32 = scratch;
+    }
     const void* g = io.grad.data;
     if (decay) {
-      void* decayed = s32 + scalars_slot;
+      void* decayed = scratch + scalars_slot;
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Axpy")
                                  .Input(g, bytes, ACL_FLOAT, shape)
                                  .Input(io.param.data, bytes, ACL_FLOAT, shape)

@@ -4,6 +4,7 @@
 // Buffers may sit at any address (IOBinding): elements are accessed through memcpy.
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "common/element_type.h"
 #include "common/op_base.h"
@@ -39,6 +40,23 @@ struct Job {
   }
 };
 
+// scalars_f32 must be float32(scalars), value for value (NaN where scalars has NaN), as the
+// reference's check_scalars_f32.
+OrtStatusPtr CheckScalarsF32(const double* s, const void* given) {
+  float f[kScalars];
+  std::memcpy(f, given, sizeof f);
+  bool equal = true;
+  std::string want, got;
+  for (int64_t i = 0; i < kScalars; ++i) {
+    const float w = static_cast<float>(s[i]);
+    equal = equal && (w == f[i] || (std::isnan(w) && std::isnan(f[i])));
+    want += (i ? ", " : "") + std::to_string(w);
+    got += (i ? ", " : "") + std::to_string(f[i]);
+  }
+  if (equal) return nullptr;
+  return MakeError(std::string(kName) + ": scalars_f32 [" + got + "] is not float32(scalars) [" + want + "]");
+}
+
 class CpuKernel : public Kernel {
  public:
   CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = ReadAttributes(info, &a_); }
@@ -49,6 +67,7 @@ class CpuKernel : public Kernel {
     if (io.count == 0) return nullptr;
     double s[kScalars];
     std::memcpy(s, io.scalars.data, sizeof s);
+    if (io.scalars_f32.present) ORTOPS_RETURN_IF_ERROR(CheckScalarsF32(s, io.scalars_f32.data));
     const double bc1 = 1.0 - s[1] * a_.beta1_d;
     const double bc2 = 1.0 - s[2] * a_.beta2_d;
     const Job job{io.param.data,
