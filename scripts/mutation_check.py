@@ -53,6 +53,7 @@ REFERENCE = ["tests/ops/elu_grad/test_schema_and_reference.py",
 SCHEMA = ["tests/ops/elu_grad/test_schema_and_reference.py", "tests/ops/test_contract.py",
           "tests/ops/elu_grad/test_errors.py", "tests/ops/elu_grad/test_schema_gaps.py"]
 RANGES = ["tests/training/test_trainer_reliability.py", "tests/training/test_input_ranges.py"]
+ADAM = ["tests/ops/adam_update/test_adam_update.py", "tests/training/test_step_graph.py"]
 
 
 @dataclass
@@ -313,6 +314,12 @@ MUTATIONS: list[Mutation] = [
       "float inputs traced as labels"),
     m("rng-where-slot", INR, 'or op == "Where" and slot in (1, 2)', 'or op == "Where" and slot in (0, 1, 2)',
       RANGES, "Where's condition followed as a value"),
+    # AdamUpdate's optional scalars_f32 (float32 of the scalars) and the fused Adam graph's one Cast
+    m("adam-f32-check", "ort_ops/ops/adam_update.py",
+      "if scalars_f32.shape != want.shape or not np.array_equal(scalars_f32, want, equal_nan=True):",
+      "if scalars_f32.shape != want.shape:", ADAM, "an inconsistent scalars_f32 accepted by the reference"),
+    m("adam-one-cast", "ort_ops/training/optim.py", "            if scalars_f32 is not None:\n                ins.append(scalars_f32)\n",
+      "", ADAM, "AdamUpdate nodes not given the shared float32 scalars"),
 ]
 
 

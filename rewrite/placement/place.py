@@ -12,8 +12,10 @@ Each node of the main graph ends in one of four places, and the report says whic
 - ``ortops``: an ``ai.ortops`` op (EluGrad, ...) whose library kernel runs on CANN;
 - ``cpu``: nothing can run it on CANN here; ``reason`` says what is missing.
 
-``ConstantOfShape`` of a constant shape is folded into an initializer (``folded``). Nodes inside
-If/Loop/Scan bodies and functions are left alone. :func:`unplace` is the exact inverse.
+``ConstantOfShape`` of a constant shape is folded into an initializer, and Transposes into the
+Gemm / MatMul nodes that read them (transA / transB) or into the Transpose they undo
+(:mod:`rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies and
+functions are left alone. :func:`unplace` is the exact inverse of the rest (folds are not undone).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
 from rewrite.placement.ops import RULES
 from rewrite.placement.ops.cast import DESTINATIONS
 from rewrite.placement.rule import NodeInfo
+from rewrite.placement.transposes import fold_transposes
 
 _CAST_NAMES = set(DESTINATIONS.values())
 _MAX_CONSTANT_ELEMENTS = 1 << 16
@@ -246,6 +249,14 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
     if not kernels:
         report.notes.append("this ort_ops library has no CANN kernels (built with ORTOPS_WITH_CANN=OFF)")
     skip = set(skip)
+    if not {"Transpose", "Gemm", "MatMul"} & skip:
+        gemm = RULES["Gemm"]
+
+        def gemm_is_placed(node: onnx.NodeProto) -> bool:
+            return _why_not(gemm, values.info(node, opset), opset, kernels, soc, cann_op_unavailable) is None
+
+        for node, why in fold_transposes(out, values.shapes, values.types, opset, gemm_is_placed):
+            report.nodes.append(NodePlacement(node.name or node.output[0], node.op_type, "folded", reason=why))
     placed_any = False
     for i, node in enumerate(out.graph.node):
         label = _label(node, i)

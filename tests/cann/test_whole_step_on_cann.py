@@ -1,9 +1,9 @@
 """The whole training step on the CANN EP (issue 13's targets), on the simulated Ascend 910B: the
 ELU MLP and CNN, SGD with momentum and Adam, graphs fused by rewrite.fuse_training and placed by
 cann_ep.session. Per step after warm-up: no node on the CPU EP (profile), the batch in and the
-loss out as the only host<->device copies, no BroadcastToD, at most one ACL launch per node of the
-step graph but the loss node's 6, and for the CNN no more launches than nodes. Per-step losses
-equal the CPU EP's within relative 1e-5 for 20 steps and 1e-3 for 200 (relative 1e-5 over 200
+loss out as the only host<->device copies, no BroadcastToD, at most one ACL launch per node run
+but the loss node's 6, and no more launches than nodes of the step graph. Per-step losses equal
+the CPU EP's within relative 1e-5 for 20 steps and 1e-3 for 200 (relative 1e-5 over 200
 steps is not reachable by rounding-level differences here: two CPU-EP runs that differ only in
 rounding drift 4e-4 apart)."""
 
@@ -86,13 +86,16 @@ def test_whole_step_on_cann(model, optimizer, tmp_path):
     nodes = cann.step_graph.graph.node
     loss_nodes = [n for n in nodes if n.op_type == "SoftmaxCrossEntropyLossAndGrad"]
     assert len(loss_nodes) == 1, [n.op_type for n in nodes]
-    # one launch per node at most, but the loss kernel's 6 (its cann_kernel.cc, float32, mean);
-    # AdamUpdate launches ApplyAdamW alone (one Cast node gives every node its float32 scalars)
-    budget = len(nodes) + (CE_LAUNCHES - 1)
-    assert sum(launches.values()) <= budget, (launches, len(nodes))
+    # one launch per node the session runs at most, but the loss kernel's 6 (its cann_kernel.cc,
+    # float32, mean); AdamUpdate launches ApplyAdamW alone (one Cast node gives every node its
+    # float32 scalars). The session runs fewer nodes than the step graph has: placement folds
+    # Transposes into the Gemm/MatMul nodes that read them (rewrite/placement/transposes.py).
+    node_runs = [r for r in runs if not r.op_type.startswith("Memcpy")]
+    assert sum(launches.values()) <= len(node_runs) + (CE_LAUNCHES - 1), (launches, len(node_runs))
     assert launches.get("Cast", 0) == (optimizer == "adam"), launches
-    if model == "cnn":  # issue 13's target, met for the CNN (its Reshape nodes launch nothing)
-        assert sum(launches.values()) <= len(nodes), (launches, len(nodes))
+    assert "Transpose" not in launches or model == "cnn", launches  # the MLP's all fold
+    # issue 13's target: no more ACL launches than nodes of the fused step graph
+    assert sum(launches.values()) <= len(nodes), (launches, len(nodes))
     assert launches.get("CrossEntropyLoss") == 1 and "SoftmaxCrossEntropyWithLogits" not in launches, launches
 
     cpu = Trainer(graph, params, OPTIMIZERS[optimizer](), session_factory=cpu_session_factory())

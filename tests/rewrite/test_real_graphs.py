@@ -450,3 +450,35 @@ def test_g_kept_protos_equal_graphsurgeon_export(name):
     case = get_case(name)
     exported = graphsurgeon_exported(rewrite.fuse_training, case.unfused)
     assert_same_model(case.fused, exported, case.unfused)
+
+
+# --- (h) the placement pass's transpose folds ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_h_placement_folds_keep_the_results(name):
+    """rewrite.placement folds Transposes into Gemm/MatMul flags and into the Transpose they undo
+    (rewrite/placement/transposes.py). The placed graph, unplaced to standard ONNX (folds are not
+    undone), passes the full check, has that many Transposes fewer, and gives the fused graph's ORT
+    CPU results within the dtype's tolerance. Not bit for bit in general: the CPU EP's Gemm with
+    transA sums a product in another order than its MatMul of the transposed copy (seen on the
+    SELU control: grad.l2.weight, last bits); where nothing was folded into a product, bit for bit."""
+    from rewrite.placement import PlacementReport, place, unplace
+
+    case = get_case(name)
+    why = ort_unavailable(case)
+    if why is not None:
+        pytest.skip(why)
+    report = PlacementReport()
+    folded = unplace(place(case.fused, soc="Ascend910B1", report=report))
+    onnx.checker.check_model(folded, full_check=True)
+    count = lambda m: sum(n.op_type == "Transpose" for n in m.graph.node)
+    folds = [n for n in report.nodes if n.where == "folded" and n.op_type == "Transpose"]
+    assert count(folded) == count(case.fused) - len(folds)
+    want, got = run(case, seeded(case.fused)), run(case, seeded(folded))
+    assert want.keys() == got.keys()
+    assert_close(got, want, case.dtype_name, "folded vs fused")
+    if not any("folded into" in n.reason for n in folds):
+        for key in want:
+            a, b = np.atleast_1d(np.asarray(want[key])), np.atleast_1d(np.asarray(got[key]))
+            assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), key
