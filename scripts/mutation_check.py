@@ -54,6 +54,7 @@ SCHEMA = ["tests/ops/elu_grad/test_schema_and_reference.py", "tests/ops/test_con
           "tests/ops/elu_grad/test_errors.py", "tests/ops/elu_grad/test_schema_gaps.py"]
 RANGES = ["tests/training/test_trainer_reliability.py", "tests/training/test_input_ranges.py"]
 ADAM = ["tests/ops/adam_update/test_adam_update.py", "tests/training/test_step_graph.py"]
+FOLD = ["tests/rewrite/test_placement_transposes.py"]
 
 
 @dataclass
@@ -320,6 +321,16 @@ MUTATIONS: list[Mutation] = [
       "if scalars_f32.shape != want.shape:", ADAM, "an inconsistent scalars_f32 accepted by the reference"),
     m("adam-one-cast", "ort_ops/training/optim.py", "            if scalars_f32 is not None:\n                ins.append(scalars_f32)\n",
       "", ADAM, "AdamUpdate nodes not given the shared float32 scalars"),
+    # the placement pass's Transpose folds
+    m("fold-perm", "rewrite/placement/transposes.py", "if _perm(t, shapes) != [1, 0] or", "if", FOLD, "any 2-D perm folded as a transpose"),
+    m("fold-inverse", "rewrite/placement/transposes.py", " or any(p[q[j]] != j for j in range(len(q)))", "", FOLD,
+      "any Transpose pair folded away"),
+    m("fold-graph-output", "rewrite/placement/transposes.py", " or t.output[0] in kept_names:", ":", FOLD, "graph outputs and subgraph reads folded"),
+    m("fold-gemm-c", "rewrite/placement/transposes.py", "        if slot > 1:  # Gemm's C: no flag for it\n            return None\n", "", FOLD,
+      "a Transpose read as Gemm's C folded"),
+    m("fold-matmul-rank", "rewrite/placement/transposes.py", " or len(a) != 2 or len(b) != 2:", ":", FOLD, "a batched MatMul made a Gemm"),
+    m("fold-can-place", "rewrite/placement/transposes.py", "    if not all(can_place(new) for new in plans.values()):\n        return None\n", "",
+      FOLD, "folded into a Gemm that is not placed"),
 ]
 
 

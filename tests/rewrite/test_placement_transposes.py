@@ -123,6 +123,8 @@ CASES = {
     "not inverse": ([T("x3", "a", perm=(1, 2, 0)), T("a", "b", perm=(1, 2, 0)),
                      helper.make_node("Relu", ["b"], ["y"], name="r")],
                     [vi("x3", [2, 3, 4])], [vi("y", [4, 2, 3])]),
+    "identity perm": ([T("w", "wt", perm=(0, 1)), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g")],
+                      [vi("x", [4, 6]), vi("w", [6, 5])], [vi("y", [4, 5])]),
     "not placeable Gemm": ([T("w", "wt"), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g", alpha=2.0)],
                            [vi("x", [4, 6]), vi("w", [5, 6])], [vi("y", [4, 5])]),
     "integer": ([T("i", "it"), helper.make_node("MatMul", ["j", "it"], ["y"], name="mm")],
