@@ -18,6 +18,7 @@ graph is looked at, as by the rest of the pass.
 
 from __future__ import annotations
 
+from collections import defaultdict, deque
 from collections.abc import Callable
 
 import onnx
@@ -71,33 +72,44 @@ def fold_transposes(model: onnx.ModelProto, shapes: dict, types: dict, opset: in
     graph = model.graph
     kept_names = {o.name for o in graph.output}
     _subgraph_names(graph, kept_names)
+    producers = {o: n for n in graph.node for o in n.output if o}
+    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
+    for n in graph.node:
+        for slot, name in enumerate(n.input):
+            if name:
+                consumers[name].append((n, slot))
     removed: list[tuple[onnx.NodeProto, str]] = []
-    changed = True
-    while changed:
-        changed = False
-        producers = {o: n for n in graph.node for o in n.output if o}
-        consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-        for n in graph.node:
-            for slot, name in enumerate(n.input):
-                if name:
-                    consumers.setdefault(name, []).append((n, slot))
-        for t in graph.node:
-            if t.op_type != "Transpose" or t.domain not in _ONNX or not t.input or t.output[0] in kept_names:
-                continue
-            why = _fold_inverse_pair(t, producers, consumers, shapes) or \
-                _fold_into_products(t, consumers, shapes, types, opset, can_place)
-            if why is None:
-                continue
-            keep = [n for n in graph.node if n is not t]
-            removed.append((t, why))
-            del graph.node[:]
-            graph.node.extend(keep)
-            changed = True
-            break
+    gone: set[int] = set()
+    work = deque(n for n in graph.node if n.op_type == "Transpose" and n.domain in _ONNX)
+    while work:  # each fold updates the two maps and queues the Transposes it may have made foldable
+        t = work.popleft()
+        if id(t) in gone or not t.input or t.output[0] in kept_names:
+            continue
+        source = t.input[0]
+        folded = _fold_inverse_pair(t, producers, consumers, shapes) or \
+            _fold_into_products(t, consumers, shapes, types, opset, can_place)
+        if folded is None:
+            continue
+        why, now_read = folded
+        gone.add(id(t))
+        removed.append((t, why))
+        moved = consumers.pop(t.output[0], [])
+        consumers[source] = [(n, slot) for n, slot in consumers[source] if n is not t]
+        consumers[now_read].extend(moved)
+        for name in (source, now_read):
+            p = producers.get(name)
+            if p is not None and p.op_type == "Transpose" and id(p) not in gone:
+                work.append(p)
+        work.extend(n for n, _ in moved if n.op_type == "Transpose")
+    if gone:
+        keep = [n for n in graph.node if id(n) not in gone]
+        del graph.node[:]
+        graph.node.extend(keep)
     return removed
 
 
-def _fold_inverse_pair(t, producers, consumers, shapes) -> str | None:
+def _fold_inverse_pair(t, producers, consumers, shapes) -> tuple[str, str] | None:
+    """(why, the tensor t's consumers now read), or None."""
     inner = producers.get(t.input[0])
     if inner is None or inner.op_type != "Transpose" or inner.domain not in _ONNX:
         return None
@@ -107,10 +119,11 @@ def _fold_inverse_pair(t, producers, consumers, shapes) -> str | None:
     source = inner.input[0]
     for node, slot in consumers.get(t.output[0], []):
         node.input[slot] = source
-    return f"undoes Transpose {inner.name or inner.output[0]}: its consumers read {source}"
+    return f"undoes Transpose {inner.name or inner.output[0]}: its consumers read {source}", source
 
 
-def _fold_into_products(t, consumers, shapes, types, opset, can_place) -> str | None:
+def _fold_into_products(t, consumers, shapes, types, opset, can_place) -> tuple[str, str] | None:
+    """(why, the tensor t's consumers now read), or None."""
     source, out = t.input[0], t.output[0]
     if _perm(t, shapes) != [1, 0] or types.get(source) not in _GEMM_TYPES:
         return None
@@ -144,4 +157,4 @@ def _fold_into_products(t, consumers, shapes, types, opset, can_place) -> str | 
     for key, new in plans.items():
         originals[key].CopyFrom(new)
     kinds = sorted({originals[k].name or originals[k].output[0] for k in plans})
-    return f"folded into {', '.join(kinds)} (transA/transB): they read {source}"
+    return f"folded into {', '.join(kinds)} (transA/transB): they read {source}", source

@@ -135,12 +135,7 @@ class CannKernel : public Kernel {
     void* loss32 = kIsF32 ? out.loss : s + at_loss;
     void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
     void* log_prob = s + at_lp;
-    if (!kIsF32) {
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, kType, s + at_x, ACL_FLOAT, nc));
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, kType, s + at_d, ACL_FLOAT, one));
-      x = s + at_x;
-      d = s + at_d;
-    }
+    ORTOPS_RETURN_IF_ERROR(CastInputs(acl, stream, run, s + at_x, s + at_d, &x, &d));
     const char* reduction = mean ? "mean" : "sum";
     const size_t target_bytes = n * sizeof(int64_t);
     // CANN's CrossEntropyLoss forms x - (max + log sum exp(x - max)): an absolute error of about an
@@ -173,11 +168,7 @@ class CannKernel : public Kernel {
       void *g = s + at_g, *z = s + at_z, *valid = s + at_valid;
       ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, d, false, log_prob, run, "mean", g));
       ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, &zero, true, log_prob, run, "sum", z));
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "NotEqual")
-                                 .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
-                                 .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, one)
-                                 .Output(valid, n, ACL_BOOL, rows_shape)
-                                 .Run(stream));
+      ORTOPS_RETURN_IF_ERROR(Valid(acl, stream, run, valid));
       ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
                                  .Input(valid, n, ACL_BOOL, n1)
                                  .Input(g, f32_nc, ACL_FLOAT, nc)
@@ -209,6 +200,27 @@ class CannKernel : public Kernel {
         .AttrInt("ignore_index", attributes_.ignore_index)
         .AttrFloat("label_smoothing", 0.0f)
         .AttrFloat("lse_square_scale_for_zloss", 0.0f)
+        .Run(stream);
+  }
+
+  // float16 / bfloat16: *x, *d = Cast(logits, dloss to float32) into x32, d32; float32: as they are.
+  OrtStatusPtr CastInputs(const cann::AclApi& acl, aclrtStream stream, const Run& run, void* x32, void* d32,
+                          const void** x, const void** d) const {
+    if (kIsF32) return nullptr;
+    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, *x, kType, x32, ACL_FLOAT, {run.n, run.c}));
+    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, *d, kType, d32, ACL_FLOAT, {1}));
+    *x = x32;
+    *d = d32;
+    return nullptr;
+  }
+
+  // valid [N] bool = NotEqual(target, ignore_index).
+  OrtStatusPtr Valid(const cann::AclApi& acl, aclrtStream stream, const Run& run, void* valid) const {
+    const auto n = static_cast<size_t>(run.n);
+    return AclOp(acl, "NotEqual")
+        .Input(run.target.data, n * sizeof(int64_t), ACL_INT64, {run.n})
+        .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, {1})
+        .Output(valid, n, ACL_BOOL, {run.n})
         .Run(stream);
   }
 
@@ -244,12 +256,7 @@ class CannKernel : public Kernel {
     void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
     const aclrtStream stream = cann.stream;
     const cann::AclApi& acl = *cann.acl;
-    if (!kIsF32) {
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, x, kType, s + at_x, ACL_FLOAT, nc));
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, d, kType, s + at_d, ACL_FLOAT, one));
-      x = s + at_x;
-      d = s + at_d;
-    }
+    ORTOPS_RETURN_IF_ERROR(CastInputs(acl, stream, run, s + at_x, s + at_d, &x, &d));
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
     const int64_t axis = 0;
@@ -267,11 +274,7 @@ class CannKernel : public Kernel {
                                .Output(rows, f32_n, ACL_FLOAT, rows_shape)
                                .Output(backprop, f32_nc, ACL_FLOAT, nc)
                                .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "NotEqual")
-                               .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
-                               .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, one)
-                               .Output(valid, n, ACL_BOOL, rows_shape)
-                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(Valid(acl, stream, run, valid));
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
                                .Input(valid, n, ACL_BOOL, rows_shape)
                                .Input(rows, f32_n, ACL_FLOAT, rows_shape)
