@@ -315,12 +315,15 @@ MUTATIONS: list[Mutation] = [
       "float inputs traced as labels"),
     m("rng-where-slot", INR, 'or op == "Where" and slot in (1, 2)', 'or op == "Where" and slot in (0, 1, 2)',
       RANGES, "Where's condition followed as a value"),
-    # AdamUpdate's optional scalars_f32 (float32 of the scalars) and the fused Adam graph's one Cast
-    m("adam-f32-check", "ort_ops/ops/adam_update.py",
-      "if scalars_f32.shape != want.shape or not np.array_equal(scalars_f32, want, equal_nan=True):",
-      "if scalars_f32.shape != want.shape:", ADAM, "an inconsistent scalars_f32 accepted by the reference"),
-    m("adam-one-cast", "ort_ops/training/optim.py", "            if scalars_f32 is not None:\n                ins.append(scalars_f32)\n",
-      "", ADAM, "AdamUpdate nodes not given the shared float32 scalars"),
+    # AdamUpdate's optional cann_scalars (ApplyAdamW's bias-corrected lr and epsilon) and the fused
+    # Adam graph's nodes forming them
+    m("adam-cann-check", "ort_ops/ops/adam_update.py",
+      "allowed = CANN_SCALARS_RTOL * np.maximum(np.abs(want), CANN_SCALARS_FLOOR)", "allowed = np.full(3, np.inf)",
+      ADAM, "inconsistent cann_scalars accepted by the reference"),
+    m("adam-k2", "ort_ops/ops/adam_update.py", "k2 = (1.0 - float(f32(beta2))) / float(f32(1.0 - b2))", "k2 = 1.0",
+      ADAM, "CANN's second-moment factor not folded back"),
+    m("adam-shared-inputs", "ort_ops/training/optim.py", "            ins.extend(shared)\n", "", ADAM,
+      "AdamUpdate nodes not given the shared cann_scalars"),
     # the placement pass's Transpose folds
     m("fold-perm", "rewrite/placement/transposes.py", "if _perm(t, shapes) != [1, 0] or", "if", FOLD, "any 2-D perm folded as a transpose"),
     m("fold-inverse", "rewrite/placement/transposes.py", " or any(p[q[j]] != j for j in range(len(q)))", "", FOLD,

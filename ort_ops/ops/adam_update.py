@@ -1,7 +1,8 @@
 """``ai.ortops::AdamUpdate``: one parameter's ``torch.optim.Adam`` step (no amsgrad), fused.
 
     lr, b1p, b2p = scalars                                   (float64: lr, beta1^(t-1), beta2^(t-1))
-    scalars_f32 (optional) = float32(scalars): read by the CANN kernel instead of casting them itself
+    cann_scalars (optional, float32) = [lr·k1·sqrt(k2·bc2), beta1^(t-1), eps·sqrt(k2·bc2)]: what the
+        CANN kernel hands CANN's ApplyAdamW (see cann_scalars()); the CPU kernel only checks it
     step = float32(-(lr / (1 - b1p * beta1)));  bc2_sqrt = float32(sqrt(1 - b2p * beta2))   (float64)
     g = grad + param * weight_decay                          (weight_decay != 0; the rest float32)
     m = exp_avg + (g - exp_avg) * (1 - beta1)
@@ -54,20 +55,60 @@ def step_scalars(lr: float, beta1_power: float, beta2_power: float, beta1: float
     return step, bc2_sqrt
 
 
-def check_scalars_f32(scalars: np.ndarray, scalars_f32) -> None:
-    """``ValueError`` unless ``scalars_f32`` (if given) is ``float32(scalars)``, value for value (NaN
-    where scalars has NaN): the CPU kernel checks the same; the CANN kernel reads it unchecked."""
-    if scalars_f32 is None:
+def compensations(beta1: float, beta2: float) -> tuple[float, float]:
+    """``(k1, k2)``: ``float32(1 - beta1) / (1 - float32(beta1))`` and ``(1 - float32(beta2)) /
+    float32(1 - beta2)``, in float64. CANN's ApplyAdamW forms ``beta - 1`` from the float32 beta,
+    the CPU kernel (PyTorch) rounds ``1 - beta`` to float32: CANN's second moment is ``1/k2`` times
+    PyTorch's (exactly, for the same gradients: both decay by float32(beta2)), its first moment
+    about ``1/k1`` times; :func:`cann_scalars` folds both factors back in."""
+    f32 = np.float32
+    b1, b2 = attribute_double(beta1), attribute_double(beta2)
+    k1 = float(f32(1.0 - b1)) / (1.0 - float(f32(beta1)))
+    k2 = (1.0 - float(f32(beta2))) / float(f32(1.0 - b2))
+    return k1, k2
+
+
+def cann_scalars(scalars, beta1: float, beta2: float, eps: float) -> np.ndarray:
+    """The float64 values of the optional input ``cann_scalars``: ``[lr·k1·sqrt(k2·bc2), beta1^(t-1),
+    eps·sqrt(k2·bc2)]`` with ``bc2 = 1 - beta2^(t-1)·beta2`` and :func:`compensations`.
+
+    CANN's ApplyAdamW, given them as ``lr``, ``beta1_power`` and ``epsilon`` and ``beta2_power = 0``,
+    computes ``var - (lr_c / bc1) · m_c / (sqrt(v_c) + eps_c)``, which is PyTorch's ``var - step ·
+    m / (sqrt(v) / sqrt(bc2) + eps)`` for its own moments ``m_c ≈ m / k1``, ``v_c = v / k2``, with the
+    bias correction of the second moment formed in float64 instead of from float32 powers
+    (docs/ops/AdamUpdate.md)."""
+    lr, b1p, b2p = (float(x) for x in np.asarray(scalars, np.float64))
+    k1, k2 = compensations(beta1, beta2)
+    with np.errstate(all="ignore"):
+        root = np.sqrt(np.float64(k2) * (1.0 - b2p * attribute_double(beta2)))
+        return np.array([lr * k1 * root, b1p, float(np.float32(eps)) * root], np.float64)
+
+
+CANN_SCALARS_RTOL = 2.0**-21  # 4 to 8 float32 ulps: what cann_scalars may be off its float64 values ...
+CANN_SCALARS_FLOOR = 2.0**-126  # ... relative to at least float32's smallest normal (subnormal powers)
+
+
+def check_cann_scalars(scalars, given, beta1: float, beta2: float, eps: float) -> None:
+    """``ValueError`` unless ``given`` (if not None) is within ``CANN_SCALARS_RTOL · max(|want|,
+    CANN_SCALARS_FLOOR)`` of ``want =`` :func:`cann_scalars`, element for element (NaN where it is
+    NaN; beta1^(t-1) is subnormal in float32 after ~840 steps of beta1 = 0.9): the CPU kernel checks
+    the same; the CANN kernel reads it unchecked."""
+    if given is None:
         return
-    scalars_f32 = np.asarray(scalars_f32)
-    if scalars_f32.dtype != np.float32:
-        raise TypeError(f"AdamUpdate: scalars_f32 has dtype {scalars_f32.dtype}, expected float32")
-    want = np.asarray(scalars, np.float64).astype(np.float32)
-    if scalars_f32.shape != want.shape or not np.array_equal(scalars_f32, want, equal_nan=True):
-        raise ValueError(f"AdamUpdate: scalars_f32 {scalars_f32.tolist()} is not float32(scalars) {want.tolist()}")
+    given = np.asarray(given)
+    if given.dtype != np.float32:
+        raise TypeError(f"AdamUpdate: cann_scalars has dtype {given.dtype}, expected float32")
+    want = cann_scalars(scalars, beta1, beta2, eps)
+    got = given.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        allowed = CANN_SCALARS_RTOL * np.maximum(np.abs(want), CANN_SCALARS_FLOOR)
+        close = (np.abs(got - want) <= allowed) | (np.isnan(got) & np.isnan(want))
+    if given.shape != want.shape or not close.all():
+        raise ValueError(f"AdamUpdate: cann_scalars {given.tolist()} is not [lr*k1*sqrt(k2*bc2), beta1^(t-1), "
+                         f"eps*sqrt(k2*bc2)] = {want.tolist()} (within relative 2^-21)")
 
 
-def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32=None, beta1: float = 0.9,
+def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, cann_scalars=None, beta1: float = 0.9,
                 beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
     """``(new_param, new_exp_avg, new_exp_avg_sq)``: one IEEE operation per step in the order of
     the module docstring (PyTorch's single-tensor Adam: ``lerp``, ``mul_().addcmul_()``,
@@ -82,8 +123,8 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32=None, bet
     if scalars.dtype != np.float64:
         raise TypeError(f"AdamUpdate: scalars has dtype {scalars.dtype}, expected float64")
     shape_rule([param.shape, grad.shape, exp_avg.shape, exp_avg_sq.shape, scalars.shape,
-                None if scalars_f32 is None else np.shape(scalars_f32)], {})
-    check_scalars_f32(scalars, scalars_f32)
+                None if cann_scalars is None else np.shape(cann_scalars)], {})
+    check_cann_scalars(scalars, cann_scalars, beta1, beta2, eps)
     f32 = np.float32
     b1, b2 = attribute_double(beta1), attribute_double(beta2)
     step, bc2_sqrt = step_scalars(*(float(s) for s in scalars), beta1, beta2)
@@ -99,19 +140,19 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32=None, bet
 
 
 def shape_rule(shapes, attributes):
-    """param, grad, exp_avg, exp_avg_sq of one shape, scalars [3] (and scalars_f32 [3] if given);
+    """param, grad, exp_avg, exp_avg_sq of one shape, scalars [3] (and cann_scalars [3] if given);
     outputs of param's shape."""
     param, *others, scalars = shapes[:5]
-    scalars_f32 = shapes[5] if len(shapes) > 5 else None
+    given = shapes[5] if len(shapes) > 5 else None
     for name, shape in zip(("grad", "exp_avg", "exp_avg_sq"), others):
         if tuple(shape) != tuple(param):
             raise ValueError(f"AdamUpdate: param shape {list(param)} differs from {name} shape {list(shape)}")
     if tuple(scalars) != (SCALARS,):
         raise ValueError(f"AdamUpdate: scalars must have shape [{SCALARS}] (lr, beta1^(t-1), beta2^(t-1)), "
                          f"got {list(scalars)}")
-    if scalars_f32 is not None and tuple(scalars_f32) != (SCALARS,):
-        raise ValueError(f"AdamUpdate: scalars_f32 must have shape [{SCALARS}] (float32 of scalars), "
-                         f"got {list(scalars_f32)}")
+    if given is not None and tuple(given) != (SCALARS,):
+        raise ValueError(f"AdamUpdate: cann_scalars must have shape [{SCALARS}] (lr*k1*sqrt(k2*bc2), "
+                         f"beta1^(t-1), eps*sqrt(k2*bc2)), got {list(given)}")
     return [tuple(param)] * 3
 
 
@@ -127,7 +168,7 @@ def sample_inputs(dtype, attributes, rng):
     t = 7
     b1, b2 = attribute_double(attributes["beta1"]), attribute_double(attributes["beta2"])
     scalars = np.array([1e-2, math.prod([b1] * (t - 1)), math.prod([b2] * (t - 1))], np.float64)
-    return [param, grad, exp_avg, exp_avg_sq, scalars, None]  # scalars_f32: tests/ops/adam_update
+    return [param, grad, exp_avg, exp_avg_sq, scalars, None]  # cann_scalars: tests/ops/adam_update
 
 
 OP = OpDef(
@@ -137,9 +178,9 @@ OP = OpDef(
             Tensor("exp_avg", "first moment (zeros before the first step)"),
             Tensor("exp_avg_sq", "second moment (zeros before the first step)"),
             Tensor("scalars", "[lr, beta1^(t-1), beta2^(t-1)] for step t (the state before it)", type="float64"),
-            Tensor("scalars_f32", "float32(scalars), optional: kernels that compute in float32 (CANN) read it "
-                   "instead of rounding scalars per node; one Cast can serve every parameter", type="float32",
-                   optional=True)),
+            Tensor("cann_scalars", "[lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)] (float32), optional: "
+                   "what the CANN kernel hands ApplyAdamW, computed once for every parameter; the CPU "
+                   "kernel checks it", type="float32", optional=True)),
     outputs=(Tensor("new_param", "the updated parameter"),
              Tensor("new_exp_avg", "the updated first moment"),
              Tensor("new_exp_avg_sq", "the updated second moment")),
@@ -164,7 +205,9 @@ bc2 = 1 - beta2^(t-1) * beta2, step = -lr / bc1 and sqrt(bc2), both rounded to f
 float32: g = grad (+ weight_decay * param); m = exp_avg + (g - exp_avg) * (1 - beta1);
 v = exp_avg_sq * beta2 + g * (1 - beta2) * g; new_param = param + m / (sqrt(v) / sqrt(bc2) + eps)
 * step. The next state's scalars are [lr, beta1^t, beta2^t] (one float64 Mul by [1, beta1, beta2]).
-scalars_f32, when given, must be float32(scalars) (the CPU kernel checks it and fails otherwise;
-the CANN kernel reads it as its float32 scalars without checking, and casts scalars itself when it is
-absent).""",
+cann_scalars, when given, must be [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)] within relative
+2^-21, k1 = float32(1 - beta1) / (1 - float32(beta1)), k2 = (1 - float32(beta2)) /
+float32(1 - beta2) (the CPU kernel checks it and fails otherwise; the CANN kernel hands it to
+ApplyAdamW unchecked, and without it casts scalars and lets ApplyAdamW form the bias corrections in
+float32).""",
 )

@@ -10,8 +10,9 @@ comes in two forms:
   ``<kind>.scalars`` (input; ``new.<kind>.scalars`` output) that one or two standard ONNX nodes
   advance every step (:meth:`Optimizer.scalar_state` gives its value after any number of
   steps): nothing comes from the host per step, and on CANN the update is CANN's own fused op.
-  Adam's float64 scalars also go through one Cast to float32 that every AdamUpdate reads
-  (``scalars_f32``), so the CANN kernels do not cast them once per parameter.
+  Adam also keeps a second float64 state ``adam.bias`` and derives from both, once per step for
+  every parameter, the float32 ``cann_scalars`` its CANN kernel hands ApplyAdamW (bias corrections
+  formed in float64, :func:`ort_ops.ops.adam_update.cann_scalars`); its CPU kernel only checks them.
 - **unfused** (float64 parameters, or ``fused=False``): ~8 elementwise ONNX ops per parameter,
   and a few scalars that depend on the step count (:meth:`Optimizer.step_scalars`) as inputs
   fed every step, computed in Python double precision exactly where PyTorch computes them.
@@ -40,7 +41,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
-from ort_ops.ops.adam_update import attribute_double
+from ort_ops.ops.adam_update import attribute_double, compensations
 from ort_ops.training.interface import grad_name
 
 _NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
@@ -72,6 +73,15 @@ class Optimizer:
         exactly the value the graph's own scalar-update nodes reach: a function of the step count
         and ``lr`` only, so checkpoints need not store it."""
         raise NotImplementedError
+
+    def scalar_states(self, steps: int) -> dict[str, np.ndarray]:
+        """Every scalar state of the fused graph after ``steps`` updates, by input name (its
+        output is ``new.<name>``): :attr:`scalars_name` and, for Adam, ``adam.bias``."""
+        return {self.scalars_name: self.scalar_state(steps)}
+
+    def _shared_inputs(self, nodes: list, inits: list, inputs: list, outputs: list) -> list[str]:
+        """Nodes computing, once per step, extra inputs of every fused node (appended to them)."""
+        return []
 
     @staticmethod
     def fuses(dtype) -> bool:
@@ -159,12 +169,7 @@ class Optimizer:
         nodes, inits = [], []
         inputs = [helper.make_tensor_value_info(scalars, elem, list(state.shape))]
         outputs = [helper.make_tensor_value_info("new." + scalars, elem, list(state.shape))]
-        scalars_f32 = None
-        if elem == TensorProto.DOUBLE:
-            # one rounding of the float64 scalars to float32 for every parameter: AdamUpdate's
-            # CANN kernel reads it (else it casts them once per node); the CPU kernel checks it
-            scalars_f32 = f"{scalars}.f32"
-            nodes.append(helper.make_node("Cast", [scalars], [scalars_f32], name=f"Cast/{scalars_f32}", to=f32))
+        shared = self._shared_inputs(nodes, inits, inputs, outputs)
         for name, shape in shapes.items():
             shape = list(shape)
             slots = [f"{slot}.{name}" for slot in self.slots]
@@ -175,8 +180,7 @@ class Optimizer:
             ins = [name, grad_name(name), *slots, scalars]
             if self.fused_op == "SGDUpdate" and not slots:  # no momentum: no buffer
                 ins = [name, grad_name(name), "", scalars]
-            if scalars_f32 is not None:
-                ins.append(scalars_f32)
+            ins.extend(shared)
             nodes.append(helper.make_node(self.fused_op, ins, new, name=f"{self.fused_op}/{name}", domain=DOMAIN,
                                           **self._fused_attributes()))
         self._scalar_update(nodes, inits, scalars, "new." + scalars)
@@ -305,6 +309,50 @@ class Adam(Optimizer):
         for _ in range(int(steps)):
             p1, p2 = p1 * b1, p2 * b2
         return np.array([self.lr, p1, p2], np.float64)
+
+    @property
+    def bias_name(self) -> str:
+        """The fused graph's second scalar state: ``[k1²·k2·beta2^t, 0, eps²·k2·beta2^t]`` after t updates."""
+        return f"{self.kind}.bias"
+
+    def bias_state(self, steps: int) -> np.ndarray:
+        """:attr:`bias_name`'s value after ``steps`` updates, formed as the graph's float64 ``Mul``
+        forms it (``steps`` multiplications by beta2); it does not depend on ``lr``."""
+        self.scalar_state(steps)  # checks steps
+        k1, k2 = compensations(*self.betas)
+        b2, e = self._betas()[1], float(np.float32(self.eps))
+        state = np.array([k1 * k1 * k2, 0.0, e * e * k2], np.float64)
+        for _ in range(int(steps)):
+            state = state * np.array([b2, 1.0, b2])
+        return state
+
+    def scalar_states(self, steps: int) -> dict[str, np.ndarray]:
+        return {self.scalars_name: self.scalar_state(steps), self.bias_name: self.bias_state(steps)}
+
+    def _shared_inputs(self, nodes, inits, inputs, outputs):
+        # cann_scalars = [lr, b1p, 1] * sqrt(float32([k1²k2, 1, eps²k2] - bias·[b2, 1, b2])), bias·[b2, 1, b2]
+        # being the next bias state: [lr·k1·sqrt(k2·bc2), beta1^(t-1), eps·sqrt(k2·bc2)] (float32)
+        f64, f32 = TensorProto.DOUBLE, TensorProto.FLOAT
+        k1, k2 = compensations(*self.betas)
+        b2, e = self._betas()[1], float(np.float32(self.eps))
+        bias, scalars = self.bias_name, self.scalars_name
+        consts = {"adam.bias_factors": [b2, 1.0, b2], "adam.bias_total": [k1 * k1 * k2, 1.0, e * e * k2],
+                  "adam.scalars_mask": [1.0, 1.0, 0.0], "adam.scalars_one": [0.0, 0.0, 1.0]}
+        inits.extend(helper.make_tensor(n, f64, [3], v) for n, v in consts.items())
+        inputs.append(helper.make_tensor_value_info(bias, f64, [3]))
+        outputs.append(helper.make_tensor_value_info("new." + bias, f64, [3]))
+        out = "adam.cann_scalars"
+        nodes += [
+            helper.make_node("Mul", [bias, "adam.bias_factors"], ["new." + bias], name="Mul/adam.bias"),
+            helper.make_node("Sub", ["adam.bias_total", "new." + bias], ["adam.bc2"], name="Sub/adam.bc2"),
+            helper.make_node("Cast", ["adam.bc2"], ["adam.bc2.f32"], name="Cast/adam.bc2", to=f32),
+            helper.make_node("Sqrt", ["adam.bc2.f32"], ["adam.root"], name="Sqrt/adam.root"),
+            helper.make_node("Mul", [scalars, "adam.scalars_mask"], ["adam.lr_b1p"], name="Mul/adam.lr_b1p"),
+            helper.make_node("Add", ["adam.lr_b1p", "adam.scalars_one"], ["adam.lr_b1p_1"], name="Add/adam.lr_b1p_1"),
+            helper.make_node("Cast", ["adam.lr_b1p_1"], ["adam.lr_b1p_1.f32"], name="Cast/adam.lr_b1p_1", to=f32),
+            helper.make_node("Mul", ["adam.lr_b1p_1.f32", "adam.root"], [out], name="Mul/adam.cann_scalars"),
+        ]
+        return [out]
 
     def _fused_attributes(self) -> dict:
         return {"beta1": float(self.betas[0]), "beta2": float(self.betas[1]), "eps": float(self.eps),

@@ -227,7 +227,7 @@ class Trainer:
         state = {f"{slot}.{n}": np.zeros(self.shapes[n], self.dtype)
                  for slot in optimizer.slots for n in self.names}
         self._state_keys = list(state)
-        self._scalar_keys = [self.optimizer.scalars_name] if self.fused else []
+        self._scalar_keys = list(self.optimizer.scalar_states(0)) if self.fused else []
         self._sets, self._bindings = self._make_values(params, state, self._scalar_state(0))
 
     # -- values and bindings -------------------------------------------------------------
@@ -246,7 +246,7 @@ class Trainer:
 
     def _scalar_state(self, steps: int) -> dict[str, np.ndarray]:
         """The fused graph's scalar state after ``steps`` updates ({} for the unfused graph)."""
-        return {k: self.optimizer.scalar_state(steps) for k in self._scalar_keys}
+        return self.optimizer.scalar_states(steps) if self.fused else {}
 
     def _make_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray],
                      scalars: Mapping[str, np.ndarray]):
@@ -366,7 +366,12 @@ class Trainer:
         parity = self.step_count % 2
         # A new value in place of the current one (onnxruntime-cann cannot write into a device
         # OrtValue): it is the next step's input, and the other binding's output target.
-        fresh = {k: self._put(changed.scalar_state(self.step_count)) for k in self._scalar_keys}
+        # fused: the scalar states that depend on lr (Adam's bias state does not); unfused: none
+        fresh = {}
+        if self.fused:
+            now = self.optimizer.scalar_states(self.step_count)
+            fresh = {k: self._put(v) for k, v in changed.scalar_states(self.step_count).items()
+                     if not np.array_equal(v, now[k])}
         for k, value in fresh.items():
             self._sets[parity][k] = value
             self._bindings[1 - parity].bind_ortvalue_output("new." + k, value)
@@ -448,7 +453,7 @@ class Trainer:
         step = meta["step"]
         loaded = copy.deepcopy(self.optimizer)
         loaded.lr = lr
-        scalars = {k: loaded.scalar_state(step) for k in self._scalar_keys}
+        scalars = loaded.scalar_states(step) if self.fused else {}
         sets, bindings = self._make_values(params, state, scalars)  # may fail: nothing is replaced yet
         if step % 2:
             sets.reverse()

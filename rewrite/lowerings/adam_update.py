@@ -32,8 +32,8 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     values = {**_DEF.defaults(), **attrs}
     beta1, beta2 = attribute_double(values["beta1"]), attribute_double(values["beta2"])
     eps, weight_decay = float(values["eps"]), float(values["weight_decay"])
-    # scalars_f32 (optional, float32(scalars)) only spares float32 kernels a cast: the standard ops
-    # compute from the float64 scalars, as the CPU kernel
+    # cann_scalars (optional) only serves the CANN kernel: the standard ops compute from the float64
+    # scalars, as the CPU kernel
     param, grad, m0, v0, scalars = inputs[:5]
     new_param, new_m, new_v = outputs
     f32, f64 = np.float32, np.float64

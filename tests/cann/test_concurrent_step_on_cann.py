@@ -40,11 +40,12 @@ def step_feeds(graph, params, optimizer, seed):
     x, y = batch(graph, seed)
     feeds = {"input": x, "target": y}
     trainer = Trainer(graph, params, optimizer, session_factory=cpu_session_factory(), progress=False)
+    scalar_states = optimizer.scalar_states(3)
     for i in trainer.step_graph.graph.input:
         if i.name in feeds:
             continue
-        if i.name == optimizer.scalars_name:
-            feeds[i.name] = np.asarray(optimizer.scalar_state(3))
+        if i.name in scalar_states:
+            feeds[i.name] = np.asarray(scalar_states[i.name])
         elif i.name in params:
             feeds[i.name] = (params[i.name] * (1 + 0.1 * rng.standard_normal(params[i.name].shape))).astype(np.float32)
         else:  # momentum buffers, exp_avg (signed), exp_avg_sq (>= 0)

@@ -45,7 +45,7 @@ def test_step_graph_equals_the_two_graphs_run_in_turn(opt, fused):
     w = rng.standard_normal(3, dtype=np.float32)
     state = {f"{slot}.w": rng.random(3, dtype=np.float32) for slot in opt.slots}
     if fused:  # after 2 steps, as step_scalars(3) below
-        scalars = {opt.scalars_name: opt.scalar_state(2)}
+        scalars = opt.scalar_states(2)
     else:
         scalars = {n: np.array(v, np.float32) for n, v in opt.step_scalars(3).items()}
     training = tiny_training_graph()
@@ -82,16 +82,18 @@ def test_update_nodes_and_internal_values_are_prefixed(fused, interface, inputs)
     assert [i.name for i in step.graph.input] == inputs  # no grad.w: produced inside
 
 
-def test_fused_update_is_one_op_per_parameter_and_one_or_two_scalar_nodes():
+def test_fused_update_is_one_op_per_parameter_and_a_few_scalar_nodes():
     shapes = {"w": (3,), "b": (2, 2)}
     ops = lambda opt: [(n.domain, n.op_type) for n in opt.build_graph(shapes).graph.node]
     assert ops(SGD(lr=0.1, momentum=0.9)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
     assert ops(SGD(lr=0.1)) == [(DOMAIN, "SGDUpdate")] * 2 + [("", "Mul"), ("", "Add")]
-    # Adam: one Cast of the float64 scalars serves every AdamUpdate (their optional scalars_f32)
-    assert ops(Adam()) == [("", "Cast")] + [(DOMAIN, "AdamUpdate")] * 2 + [("", "Mul")]
+    # Adam: the cann_scalars of every AdamUpdate formed once (8 nodes), the scalar state's Mul
+    shared = [("", op) for op in ("Mul", "Sub", "Cast", "Sqrt", "Mul", "Add", "Cast", "Mul")]
+    assert ops(Adam()) == shared + [(DOMAIN, "AdamUpdate")] * 2 + [("", "Mul")]
     adam = Adam().build_graph(shapes).graph.node
-    assert [list(n.input)[4:] for n in adam[1:3]] == [["adam.scalars", "adam.scalars.f32"]] * 2
-    assert list(adam[0].input) == ["adam.scalars"] and adam[0].attribute[0].i == onnx.TensorProto.FLOAT
+    assert [list(n.input)[4:] for n in adam[8:10]] == [["adam.scalars", "adam.cann_scalars"]] * 2
+    assert [list(n.output) for n in adam[:8] if n.output[0].startswith("new.")] == [["new.adam.bias"]]
+    assert [n.attribute[0].i for n in adam[:8] if n.op_type == "Cast"] == [onnx.TensorProto.FLOAT] * 2
     plain = SGD(lr=0.1).build_graph(shapes)
     assert [list(n.input) for n in plain.graph.node][:2] == [["w", "grad.w", "", "sgd.scalars"],
                                                              ["b", "grad.b", "", "sgd.scalars"]]
@@ -106,17 +108,21 @@ def test_the_graphs_scalar_update_reaches_scalar_state(opt):
     """The scalar-update nodes advance the state exactly as scalar_state(steps) computes it, over
     many steps (what checkpoints rely on: they store only the step count and lr)."""
     update = opt.build_graph(SHAPES)
-    name = opt.scalars_name
+    names = list(opt.scalar_states(0))
     scalar_nodes = [n for n in update.graph.node if n.domain == ""]
-    graph = helper.make_graph(scalar_nodes, "scalars", [i for i in update.graph.input if i.name == name],
-                              [o for o in update.graph.output if o.name == "new." + name], update.graph.initializer)
+    graph = helper.make_graph(scalar_nodes, "scalars", [i for i in update.graph.input if i.name in names],
+                              [o for o in update.graph.output if o.name in {"new." + n for n in names}],
+                              update.graph.initializer)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
     model.ir_version = IR_VERSION
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    value = opt.scalar_state(0)
+    outputs = [o.name for o in sess.get_outputs()]
+    assert sorted(outputs) == sorted("new." + n for n in names)
+    values = opt.scalar_states(0)
     for steps in range(1, 300):
-        (value,) = sess.run(None, {name: value})
-        np.testing.assert_array_equal(value, opt.scalar_state(steps), err_msg=f"after {steps} steps")
+        values = {o[len("new."):]: v for o, v in zip(outputs, sess.run(None, values))}
+        for name, want in opt.scalar_states(steps).items():
+            np.testing.assert_array_equal(values[name], want, err_msg=f"{name} after {steps} steps")
 
 
 def test_update_output_name_taken_by_the_training_graph():

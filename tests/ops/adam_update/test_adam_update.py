@@ -85,7 +85,8 @@ def test_fused_graph_equals_the_unfused_graph_bit_for_bit(config):
     rng = np.random.default_rng(1)
     values = {n: rng.uniform(-1, 1, s).astype(np.float32) for n, s in shapes.items()}
     values.update({f"{slot}.{n}": np.zeros(s, np.float32) for slot in opt.slots for n, s in shapes.items()})
-    state = {opt.scalars_name: opt.scalar_state(0)}
+    state = opt.scalar_states(0)
+    assert sorted(state) == ["adam.bias", "adam.scalars"]
     for step in range(1, 8):
         grads = {f"grad.{n}": rng.uniform(-1, 1, s).astype(np.float32) for n, s in shapes.items()}
         grads["grad.b"].reshape(-1)[step] = np.inf
@@ -94,9 +95,10 @@ def test_fused_graph_equals_the_unfused_graph_bit_for_bit(config):
         want = dict(zip([o.name for o in unfused.get_outputs()], unfused.run(None, {**values, **grads, **scalars})))
         for name, w in want.items():
             assert_same(got[name], w, f"step {step} {name}")
-        np.testing.assert_array_equal(got["new." + opt.scalars_name], opt.scalar_state(step))
+        for k, v in opt.scalar_states(step).items():
+            np.testing.assert_array_equal(got["new." + k], v, err_msg=k)
         values = {k[len("new."):]: v for k, v in want.items()}
-        state = {opt.scalars_name: got["new." + opt.scalars_name]}
+        state = {k: got["new." + k] for k in state}
 
 
 @pytest.mark.parametrize("betas", [(0.9, 0.999), (0.8, 0.99), (0.95, 0.9999), (0.5, 0.75), (0.99, 0.999999)])
@@ -184,42 +186,89 @@ def test_scalars_are_float64():
         adam_update(*[np.zeros(2, np.float32)] * 4, np.zeros(3, np.float32))
 
 
+def want_cann_scalars(lr, beta1, beta2, eps, t):
+    """cann_scalars of step t written out from its definition (docs/ops/AdamUpdate.md) with
+    PyTorch's ``beta ** t``, not with the code under test: [lr·k1·sqrt(k2·bc2), beta1^(t-1),
+    eps·sqrt(k2·bc2)]."""
+    f = np.float32
+    b1, b2 = float(str(f(beta1))), float(str(f(beta2)))
+    k1 = float(f(1 - b1)) / (1 - float(f(beta1)))
+    k2 = (1 - float(f(beta2))) / float(f(1 - b2))
+    root = math.sqrt(k2 * (1 - b2**t))
+    return np.array([lr * k1 * root, b1 ** (t - 1), float(f(eps)) * root])
+
+
+@pytest.mark.parametrize("config", [dict(lr=1e-3), dict(lr=0.1, betas=(0.8, 0.99), eps=1e-6),
+                                    dict(lr=3e-4, betas=(0.0, 0.5), eps=0.0), dict(lr=1.0, betas=(0.99, 0.999999))])
+def test_the_fused_graph_forms_cann_scalars_within_their_tolerance_for_3000_steps(config):
+    """The fused graph's own nodes (bias state, Sub, Cast, Sqrt, Mul) give every AdamUpdate the
+    cann_scalars of its definition within relative 2^-21 (4 to 8 float32 ulps) at every step, against
+    the formula written out here; the CPU kernel's own check passes at every step too (it would fail
+    the run)."""
+    opt = Adam(**config)
+    probe = opt.build_graph({"w": (3,)}, fused=True)
+    probe.graph.output.append(onnx.helper.make_tensor_value_info("adam.cann_scalars", onnx.TensorProto.FLOAT, [3]))
+    sess = make_session(probe)
+    names = [o.name for o in sess.get_outputs()]
+    assert names[-1] == "adam.cann_scalars"
+    feeds = {"w": np.ones(3, np.float32), "grad.w": np.full(3, 0.5, np.float32),
+             "exp_avg.w": np.zeros(3, np.float32), "exp_avg_sq.w": np.zeros(3, np.float32), **opt.scalar_states(0)}
+    worst = 0.0
+    for t in range(1, 3001):
+        got = dict(zip(names, sess.run(None, feeds)))
+        want = want_cann_scalars(opt.lr, *opt.betas, opt.eps, t)
+        cs = got["adam.cann_scalars"].astype(np.float64)
+        assert (cs[want == 0] == 0).all(), (t, cs, want)
+        rel = np.abs(cs - want) / np.maximum(np.abs(want), 2.0**-126)
+        worst = max(worst, float(rel.max()))
+        feeds.update({k: got["new." + k] for k in ("adam.scalars", "adam.bias")})
+    assert worst <= 2.0**-21, worst
+
+
 @pytest.mark.parametrize("steps", [6, 0], ids=["later", "first"])
-def test_scalars_f32_given_changes_nothing_on_the_cpu(steps):
-    """The optional float32(scalars) (one Cast for every parameter in the trainer's graph): the CPU
-    kernel still computes from the float64 scalars, bit for bit the reference."""
+def test_cann_scalars_given_changes_nothing_on_the_cpu(steps):
+    """The optional cann_scalars (computed once for every parameter in the trainer's graph): the
+    CPU kernel only checks them and computes from the float64 scalars, bit for bit the reference."""
     arrays = inputs((5, 37), {}, steps)
-    with_f32 = [*arrays, arrays[4].astype(np.float32)]
-    got = run_op(with_f32, {})
+    given = want_cann_scalars(1e-2, 0.9, 0.999, 1e-8, steps + 1).astype(np.float32)
+    got = run_op([*arrays, given], {})
     for name, g, w, w2 in zip(("new_param", "new_exp_avg", "new_exp_avg_sq"), got, adam_update(*arrays),
-                              adam_update(*with_f32), strict=True):
+                              adam_update(*arrays, given), strict=True):
         assert_same(g, w, name)
         assert_same(w2, w, f"{name} (reference)")
 
 
-@pytest.mark.parametrize("change", ["lr", "beta2 power", "float64 value"])
-def test_scalars_f32_that_is_not_float32_of_scalars_fails_naming_both(change):
+@pytest.mark.parametrize("change", ["lr", "beta1 power", "eps", "nine ulps"])
+def test_cann_scalars_off_their_definition_fail_naming_both(change):
     arrays = inputs((4,), {}, 6)
-    f32 = arrays[4].astype(np.float32)
+    given = want_cann_scalars(1e-2, 0.9, 0.999, 1e-8, 7).astype(np.float32)
     if change == "lr":
-        f32[0] = np.float32(0.02)
-    elif change == "beta2 power":
-        f32[2] = np.nextafter(f32[2], np.float32(0))
+        given[0] *= np.float32(2)
+    elif change == "beta1 power":
+        given[1] = np.float32(0.9**7)  # beta1^t instead of beta1^(t-1)
+    elif change == "eps":
+        given[2] = np.float32(1e-8)  # eps not scaled by sqrt(k2 * bc2)
     else:
-        f32 = arrays[4].astype(np.float32)
-        arrays[4] = arrays[4].copy()
-        arrays[4][1] = np.nextafter(np.float64(f32[1]), 2.0) + 1e-6  # no longer rounds to f32[1]
-    with pytest.raises(ORT_ERRORS, match=r"scalars_f32 \[.*\] is not float32\(scalars\) \[.*\]"):
-        run_op([*arrays, f32], {})
-    with pytest.raises(ValueError, match=r"scalars_f32 \[.*\] is not float32\(scalars\)"):
-        adam_update(*arrays, f32)
+        for _ in range(9):  # more than 8 ulps: over relative 2^-21 for every value
+            given[0] = np.nextafter(given[0], np.float32(1))
+    with pytest.raises(ORT_ERRORS, match=r"cann_scalars \[.*\] is not \[lr\*k1\*sqrt\(k2\*bc2\).*\] = \[.*\]"):
+        run_op([*arrays, given], {})
+    with pytest.raises(ValueError, match=r"cann_scalars \[.*\] is not \[lr\*k1\*sqrt\(k2\*bc2\)"):
+        adam_update(*arrays, given)
 
 
-def test_scalars_f32_of_another_shape_or_dtype_fails():
+def test_cann_scalars_one_ulp_off_are_accepted():
     arrays = inputs((4,), {}, 6)
-    with pytest.raises(ORT_ERRORS, match=r"scalars_f32 must have shape \[3\].*got \[4\]"):
+    given = np.nextafter(want_cann_scalars(1e-2, 0.9, 0.999, 1e-8, 7).astype(np.float32), np.float32(1))
+    run_op([*arrays, given], {})
+    adam_update(*arrays, given)
+
+
+def test_cann_scalars_of_another_shape_or_dtype_fails():
+    arrays = inputs((4,), {}, 6)
+    with pytest.raises(ORT_ERRORS, match=r"cann_scalars must have shape \[3\].*got \[4\]"):
         run_op([*arrays, np.zeros(4, np.float32)], {})
-    with pytest.raises(ValueError, match=r"scalars_f32 must have shape \[3\].*got \[4\]"):
+    with pytest.raises(ValueError, match=r"cann_scalars must have shape \[3\].*got \[4\]"):
         adam_update(*arrays, np.zeros(4, np.float32))
-    with pytest.raises(TypeError, match="scalars_f32 has dtype float64, expected float32"):
+    with pytest.raises(TypeError, match="cann_scalars has dtype float64, expected float32"):
         adam_update(*arrays, arrays[4])

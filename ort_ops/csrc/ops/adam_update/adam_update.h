@@ -1,7 +1,8 @@
 // AdamUpdate's definition for the kernels (ort_ops/ops/adam_update.py is the definition of record;
 // tests/ops/test_contract.py checks that the library registers what it says):
 //   float64: step = -lr / (1 - beta1^(t-1) * beta1), bc2_sqrt = sqrt(1 - beta2^(t-1) * beta2)
-//   scalars_f32 (optional input 5): float32(scalars), read by the CANN kernel (the CPU kernel checks it)
+//   cann_scalars (optional input 5, float32): [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)], what
+//   the CANN kernel hands ApplyAdamW (Compensations below; the CPU kernel checks it)
 //   float32: g = grad (+ param * wd); m += (g - m) * (1 - beta1); v = v * beta2 + g * (1 - beta2) * g;
 //            new_param = param + m / (sqrt(v) / bc2_sqrt + eps) * step
 #pragma once
@@ -37,6 +38,22 @@ struct Attributes {
   double beta1_d = 0.9, beta2_d = 0.999;  // AttributeDouble of the betas
 };
 
+// k1 = float32(1 - beta1) / (1 - float32(beta1)), k2 = (1 - float32(beta2)) / float32(1 - beta2):
+// CANN's ApplyAdamW forms beta - 1 from the float32 beta, PyTorch rounds 1 - beta to float32; the
+// factors between their moments (ort_ops.ops.adam_update.compensations).
+struct Compensations {
+  double k1, k2;
+};
+inline Compensations CompensationsOf(const Attributes& a) {
+  return {static_cast<double>(static_cast<float>(1.0 - a.beta1_d)) / (1.0 - static_cast<double>(a.beta1)),
+          (1.0 - static_cast<double>(a.beta2)) / static_cast<double>(static_cast<float>(1.0 - a.beta2_d))};
+}
+
+// What cann_scalars may be off its float64 values: relative 2^-21 (4 to 8 float32 ulps), of at least float32's
+// smallest normal (ort_ops.ops.adam_update.CANN_SCALARS_RTOL, CANN_SCALARS_FLOOR).
+constexpr double kCannScalarsRtol = 1.0 / (1 << 21);
+constexpr double kCannScalarsFloor = 1.1754943508222875e-38;  // 2^-126
+
 // Reads the attributes and rejects what torch.optim.Adam rejects (the reference's check_attributes).
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta1", 0.9f, &a->beta1));
@@ -60,7 +77,7 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
 
 // One node's inputs (checked) and outputs (allocated).
 struct Io {
-  TensorView param, grad, exp_avg, exp_avg_sq, scalars, scalars_f32;  // scalars_f32.present: given
+  TensorView param, grad, exp_avg, exp_avg_sq, scalars, cann_scalars;  // cann_scalars.present: given
   void* new_param = nullptr;
   void* new_exp_avg = nullptr;
   void* new_exp_avg_sq = nullptr;
@@ -80,12 +97,13 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, Io* io) {
   }
   size_t inputs = 0;
   ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetInputCount(context, &inputs));
-  if (inputs > 5) ORTOPS_RETURN_IF_ERROR(GetInput(context, 5, &io->scalars_f32));
-  if (io->scalars_f32.present) {
-    ORTOPS_RETURN_IF_ERROR(CheckTensor(kName, "scalars_f32", io->scalars_f32, kF32));
-    if (io->scalars_f32.shape != std::vector<int64_t>{kScalars}) {
-      return MakeError(std::string(kName) + ": scalars_f32 must have shape [3] (float32 of scalars), got " +
-                       ShapeText(io->scalars_f32.shape));
+  if (inputs > 5) ORTOPS_RETURN_IF_ERROR(GetInput(context, 5, &io->cann_scalars));
+  if (io->cann_scalars.present) {
+    ORTOPS_RETURN_IF_ERROR(CheckTensor(kName, "cann_scalars", io->cann_scalars, kF32));
+    if (io->cann_scalars.shape != std::vector<int64_t>{kScalars}) {
+      return MakeError(std::string(kName) +
+                       ": cann_scalars must have shape [3] (lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)), got " +
+                       ShapeText(io->cann_scalars.shape));
     }
   }
   io->count = io->param.count;

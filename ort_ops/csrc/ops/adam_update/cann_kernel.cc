@@ -1,6 +1,10 @@
 // AdamUpdate on the CANN EP, through CANN's own ops on the session's stream (docs/ops/AdamUpdate.md):
-//   s = scalars_f32 if given (float32(scalars), e.g. one Cast node for every parameter: the trainer's
-//       step graph), else Cast(scalars: float64 [3] -> float32 [3])  (lr, beta1^(t-1), beta2^(t-1))
+//   cann_scalars given (the trainer's step graph computes it once for every parameter): ApplyAdamW's
+//       lr, beta1_power, epsilon = its [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)] and
+//       beta2_power = 0, so that CANN divides by no bias correction of its own for the second
+//       moment (float64-exact bias corrections; docs/ops/AdamUpdate.md);
+//   else s = Cast(scalars: float64 [3] -> float32 [3]) (lr, beta1^(t-1), beta2^(t-1)) as lr, beta1_power,
+//       beta2_power, and epsilon = eps: CANN forms the bias corrections from float32 powers
 //   weight_decay != 0: g = Axpy(grad, param, alpha = weight_decay)  (grad + wd * param: L2, Adam's)
 //   new_param, new_exp_avg, new_exp_avg_sq = device copies of param, exp_avg, exp_avg_sq, then
 //   ApplyAdamW on them in place with weight_decay 0 (PyTorch Adam's epsilon placement; CANN
@@ -52,9 +56,10 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, io.param.memory, *run.acl, run.stream,
                                             scalars_slot + (decay ? ScratchAligned(bytes) : 0), &lease));
     char* scratch = lease.data();
-    const char* s32 = static_cast<const char*>(io.scalars_f32.data);
+    const char* s32 = static_cast<const char*>(io.cann_scalars.data);
     const std::vector<int64_t> one{1};
-    if (!io.scalars_f32.present) {
+    const bool given = io.cann_scalars.present;
+    if (!given) {
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
                                  .Input(io.scalars.data, kScalars * sizeof(double), ACL_DOUBLE, {kScalars})
                                  .Output(scratch, kScalars * sizeof(float), ACL_FLOAT, {kScalars})
@@ -77,17 +82,28 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg, io.exp_avg.data, bytes));
     ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg_sq, io.exp_avg_sq.data, bytes));
     constexpr size_t f = sizeof(float);
-    return AclOp(*run.acl, "ApplyAdamW")
+    AclOp apply(*run.acl, "ApplyAdamW");
+    apply
         .Input(io.new_param, bytes, ACL_FLOAT, shape)       // var
         .Input(io.new_exp_avg, bytes, ACL_FLOAT, shape)     // m
         .Input(io.new_exp_avg_sq, bytes, ACL_FLOAT, shape)  // v
-        .Input(s32 + f, f, ACL_FLOAT, one)                  // beta1_power = beta1^(t-1)
-        .Input(s32 + 2 * f, f, ACL_FLOAT, one)              // beta2_power = beta2^(t-1)
-        .Input(s32, f, ACL_FLOAT, one)                      // lr
-        .ConstInput(&kZero, f, ACL_FLOAT, one)              // weight_decay (AdamW's; Adam's L2 is above)
+        .Input(s32 + f, f, ACL_FLOAT, one);                 // beta1_power = beta1^(t-1)
+    if (given) {
+      apply.ConstInput(&kZero, f, ACL_FLOAT, one);  // beta2_power: the bias correction is in lr and epsilon
+    } else {
+      apply.Input(s32 + 2 * f, f, ACL_FLOAT, one);  // beta2_power = beta2^(t-1)
+    }
+    apply
+        .Input(s32, f, ACL_FLOAT, one)          // lr
+        .ConstInput(&kZero, f, ACL_FLOAT, one)  // weight_decay (AdamW's; Adam's L2 is above)
         .ConstInput(&a_.beta1, f, ACL_FLOAT, one)
-        .ConstInput(&a_.beta2, f, ACL_FLOAT, one)
-        .ConstInput(&a_.eps, f, ACL_FLOAT, one)
+        .ConstInput(&a_.beta2, f, ACL_FLOAT, one);
+    if (given) {
+      apply.Input(s32 + 2 * f, f, ACL_FLOAT, one);  // epsilon = eps * sqrt(k2 * bc2)
+    } else {
+      apply.ConstInput(&a_.eps, f, ACL_FLOAT, one);
+    }
+    return apply
         .Input(g, bytes, ACL_FLOAT, shape)  // grad
         .AbsentInput()                      // max_grad_norm (amsgrad only)
         .Output(io.new_param, bytes, ACL_FLOAT, shape)

@@ -2,6 +2,7 @@
 // parameter, each step one float32 IEEE operation in the order of the ONNX update graph it replaces
 // (ort_ops/training/optim.py), chunked over the session's intra-op thread pool for large parameters.
 // Buffers may sit at any address (IOBinding): elements are accessed through memcpy.
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -40,21 +41,33 @@ struct Job {
   }
 };
 
-// scalars_f32 must be float32(scalars), value for value (NaN where scalars has NaN), as the
-// reference's check_scalars_f32.
-OrtStatusPtr CheckScalarsF32(const double* s, const void* given) {
+// The shortest text that reads back as `value`.
+std::string Text(double value) {
+  char text[64];
+  return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+// cann_scalars must be [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)] within kCannScalarsRtol
+// relative to at least kCannScalarsFloor (NaN where that is NaN), as the reference's check_cann_scalars.
+OrtStatusPtr CheckCannScalars(const double* s, const void* given, const Attributes& a) {
   float f[kScalars];
   std::memcpy(f, given, sizeof f);
-  bool equal = true;
-  std::string want, got;
+  const Compensations k = CompensationsOf(a);
+  const double root = std::sqrt(k.k2 * (1.0 - s[2] * a.beta2_d));
+  const double want[kScalars] = {s[0] * k.k1 * root, s[1], static_cast<double>(a.eps) * root};
+  bool close = true;
+  std::string wanted, got;
   for (int64_t i = 0; i < kScalars; ++i) {
-    const float w = static_cast<float>(s[i]);
-    equal = equal && (w == f[i] || (std::isnan(w) && std::isnan(f[i])));
-    want += (i ? ", " : "") + std::to_string(w);
-    got += (i ? ", " : "") + std::to_string(f[i]);
+    const double g = f[i];
+    close = close && (std::fabs(g - want[i]) <= kCannScalarsRtol * std::fmax(std::fabs(want[i]), kCannScalarsFloor) ||
+                      (std::isnan(g) && std::isnan(want[i])));
+    wanted += (i ? ", " : "") + Text(want[i]);
+    got += (i ? ", " : "") + Text(g);
   }
-  if (equal) return nullptr;
-  return MakeError(std::string(kName) + ": scalars_f32 [" + got + "] is not float32(scalars) [" + want + "]");
+  if (close) return nullptr;
+  return MakeError(std::string(kName) + ": cann_scalars [" + got +
+                   "] is not [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)] = [" + wanted +
+                   "] (within relative 2^-21)");
 }
 
 class CpuKernel : public Kernel {
@@ -67,7 +80,7 @@ class CpuKernel : public Kernel {
     if (io.count == 0) return nullptr;
     double s[kScalars];
     std::memcpy(s, io.scalars.data, sizeof s);
-    if (io.scalars_f32.present) ORTOPS_RETURN_IF_ERROR(CheckScalarsF32(s, io.scalars_f32.data));
+    if (io.cann_scalars.present) ORTOPS_RETURN_IF_ERROR(CheckCannScalars(s, io.cann_scalars.data, a_));
     const double bc1 = 1.0 - s[1] * a_.beta1_d;
     const double bc2 = 1.0 - s[2] * a_.beta2_d;
     const Job job{io.param.data,
