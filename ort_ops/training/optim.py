@@ -103,6 +103,13 @@ class Optimizer:
         raise NotImplementedError
 
     @staticmethod
+    def _check_steps(steps) -> int:
+        """``steps`` (a count of updates) as an int; ``ValueError`` unless an int >= 0."""
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        return int(steps)
+
+    @staticmethod
     def _check_step(step) -> int:
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
             raise ValueError(f"optimizer step numbers start at 1, got {step!r}")
@@ -229,8 +236,7 @@ class SGD(Optimizer):
 
     def scalar_state(self, steps: int) -> np.ndarray:
         """``[lr, 0, 1]`` before the first update, ``[lr, momentum, 1 - dampening]`` after (float32)."""
-        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        steps = self._check_steps(steps)
         first = steps == 0
         return np.array([self.lr, 0.0 if first else self.momentum, 1.0 if first else 1.0 - self.dampening],
                         np.float32)
@@ -303,8 +309,7 @@ class Adam(Optimizer):
     def scalar_state(self, steps: int) -> np.ndarray:
         """``[lr, beta1**steps, beta2**steps]`` (float64), the powers as the graph's float64 ``Mul``
         forms them: ``steps`` multiplications by beta, starting from 1 (not ``pow``)."""
-        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        steps = self._check_steps(steps)
         (b1, b2), p1, p2 = self._betas(), 1.0, 1.0
         for _ in range(int(steps)):
             p1, p2 = p1 * b1, p2 * b2
@@ -318,13 +323,19 @@ class Adam(Optimizer):
     def bias_state(self, steps: int) -> np.ndarray:
         """:attr:`bias_name`'s value after ``steps`` updates, formed as the graph's float64 ``Mul``
         forms it (``steps`` multiplications by beta2); it does not depend on ``lr``."""
-        self.scalar_state(steps)  # checks steps
+        start, factors, _ = self._bias_constants()
+        state = np.array(start, np.float64)
+        for _ in range(self._check_steps(steps)):
+            state = state * factors
+        return state
+
+    def _bias_constants(self) -> tuple[list[float], np.ndarray, list[float]]:
+        """The bias state before the first update, its per-step factors, and what the graph
+        subtracts the next bias state from: ``[k1²k2, 0, eps²k2]``, ``[beta2, 1, beta2]``,
+        ``[k1²k2, 1, eps²k2]`` (:func:`ort_ops.ops.adam_update.compensations`; eps as float32)."""
         k1, k2 = compensations(*self.betas)
         b2, e = self._betas()[1], float(np.float32(self.eps))
-        state = np.array([k1 * k1 * k2, 0.0, e * e * k2], np.float64)
-        for _ in range(int(steps)):
-            state = state * np.array([b2, 1.0, b2])
-        return state
+        return [k1 * k1 * k2, 0.0, e * e * k2], np.array([b2, 1.0, b2]), [k1 * k1 * k2, 1.0, e * e * k2]
 
     def scalar_states(self, steps: int) -> dict[str, np.ndarray]:
         return {self.scalars_name: self.scalar_state(steps), self.bias_name: self.bias_state(steps)}
@@ -333,10 +344,9 @@ class Adam(Optimizer):
         # cann_scalars = [lr, b1p, 1] * sqrt(float32([k1²k2, 1, eps²k2] - bias·[b2, 1, b2])), bias·[b2, 1, b2]
         # being the next bias state: [lr·k1·sqrt(k2·bc2), beta1^(t-1), eps·sqrt(k2·bc2)] (float32)
         f64, f32 = TensorProto.DOUBLE, TensorProto.FLOAT
-        k1, k2 = compensations(*self.betas)
-        b2, e = self._betas()[1], float(np.float32(self.eps))
+        _, factors, total = self._bias_constants()
         bias, scalars = self.bias_name, self.scalars_name
-        consts = {"adam.bias_factors": [b2, 1.0, b2], "adam.bias_total": [k1 * k1 * k2, 1.0, e * e * k2],
+        consts = {"adam.bias_factors": factors.tolist(), "adam.bias_total": total,
                   "adam.scalars_mask": [1.0, 1.0, 0.0], "adam.scalars_one": [0.0, 0.0, 1.0]}
         inits.extend(helper.make_tensor(n, f64, [3], v) for n, v in consts.items())
         inputs.append(helper.make_tensor_value_info(bias, f64, [3]))

@@ -366,12 +366,9 @@ class Trainer:
         parity = self.step_count % 2
         # A new value in place of the current one (onnxruntime-cann cannot write into a device
         # OrtValue): it is the next step's input, and the other binding's output target.
-        # fused: the scalar states that depend on lr (Adam's bias state does not); unfused: none
-        fresh = {}
-        if self.fused:
-            now = self.optimizer.scalar_states(self.step_count)
-            fresh = {k: self._put(v) for k, v in changed.scalar_states(self.step_count).items()
-                     if not np.array_equal(v, now[k])}
+        # fused: the scalar state holding lr (Adam's bias state does not depend on it); unfused: none
+        name = self.optimizer.scalars_name
+        fresh = {name: self._put(changed.scalar_state(self.step_count))} if self.fused else {}
         for k, value in fresh.items():
             self._sets[parity][k] = value
             self._bindings[1 - parity].bind_ortvalue_output("new." + k, value)
