@@ -27,6 +27,13 @@ OrtStatusPtr CannRun::CopyOnDevice(void* dst, const void* src, size_t bytes) con
   return nullptr;
 }
 
+OrtStatusPtr CannRun::ZeroOnDevice(void* dst, size_t bytes) const {
+  if (bytes == 0) return nullptr;
+  const aclError code = acl->MemsetAsync(dst, bytes, 0, bytes, stream);
+  if (code != ACL_SUCCESS) return AclError(*acl, "aclrtMemsetAsync(zeros)", code);
+  return nullptr;
+}
+
 aclDataType AclTypeOf(ONNXTensorElementDataType type) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return ACL_FLOAT;

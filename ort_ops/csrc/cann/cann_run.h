@@ -1,5 +1,5 @@
 // What a CANN kernel needs for one run: the ACL functions, the session's stream, and helpers for
-// the work it enqueues on that stream (device-to-device copies).
+// the work it enqueues on that stream (device-to-device copies, zero fills).
 #pragma once
 
 #include <string>
@@ -17,6 +17,9 @@ struct CannRun {
   static OrtStatusPtr Begin(OrtKernelContext* context, const char* op, CannRun* run);
   // Enqueues a device-to-device copy of `bytes` (nothing for 0).
   OrtStatusPtr CopyOnDevice(void* dst, const void* src, size_t bytes) const;
+  // Enqueues setting `bytes` of device memory to zero bytes (nothing for 0): the value 0 of every
+  // integer type and +0.0 of every IEEE float type.
+  OrtStatusPtr ZeroOnDevice(void* dst, size_t bytes) const;
 };
 
 // The ACL data type of an ONNX element type (ACL_DT_UNDEFINED for types without one).

@@ -45,8 +45,8 @@ inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, tru
 // An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
 inline IoSpec HostInts(bool optional = false) { return IoSpec{kI64, optional, true}; }
 
-// The kernel base of placed ops: the node's op name (errors), the ACL functions checked at
-// creation against the SoC for the CANN ops the kernel launches.
+// The kernel base of placed ops: the node's op type and name (errors), the ACL functions checked
+// at creation against the SoC for the CANN ops the kernel launches.
 class PlacedKernel : public Kernel {
  public:
   PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
@@ -54,8 +54,13 @@ class PlacedKernel : public Kernel {
 
  protected:
   const char* name() const { return name_; }
-  // An error "<op> on CANN: <what>".
+  // An error "<op> node '<node name>' on CANN: <what>".
   OrtStatusPtr Fail(const std::string& what) const;
+  // Waits for the work queued on `run`'s stream, after launching CANN op `acl_op` whose inputs the
+  // device checks (index values): a device fault then fails this node, naming it, the op and the
+  // runtime's message (aclGetRecentErrMsg: the failing op and, on the simulator, the offending
+  // value), instead of surfacing at the CANN EP's end-of-run synchronisation with the code alone.
+  OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
   // Reads required input `index` (named `what` in errors): an error if it is absent.
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.
@@ -65,6 +70,7 @@ class PlacedKernel : public Kernel {
 
  private:
   const char* name_;
+  std::string node_;  // the node's name ("" if it has none)
 };
 
 // The factory of kernel class K constructed as K(info, op, &status, args...).
