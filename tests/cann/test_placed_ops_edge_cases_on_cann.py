@@ -261,3 +261,104 @@ def test_device_faults_in_a_child(tmp_path):
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "2 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+# -- MaxPool: NaN, infinities, signed zeros -------------------------------------------------------
+# The device rule (CANN MaxPoolV3 on the simulator; docs/placement.md): a running maximum from -inf
+# over the window row by row, a value replaces it when larger or NaN: a window with a NaN gives its
+# last NaN (bits kept), ties keep the first (-0.0 before +0.0 gives -0.0), an all -inf window -inf.
+# The CPU EP (MLAS) agrees on windows without NaN, without a +-0.0 tie at the maximum and not all
+# -inf; on the others its answer depends on MLAS's reduction order (the input's width), see below.
+
+def device_max_pool(x, k):
+    """NumPy reference of the device rule, `k` x `k` windows, stride `k`, no pads."""
+    n, c, h, w = x.shape
+    y = np.empty((n, c, h // k, w // k), x.dtype)
+    for idx in np.ndindex(y.shape):
+        i, j = idx[2] * k, idx[3] * k
+        best = x.dtype.type(-np.inf)
+        for v in x[idx[0], idx[1], i:i + k, j:j + k].ravel():
+            if v > best or np.isnan(v):
+                best = v
+        y[idx] = best
+    return y
+
+
+NAN1, NAN2 = np.array([0x7FC00011, 0xFFC00022], np.uint32).view(np.float32)
+POOL_WINDOWS = {  # 2x2 windows, row-major
+    "nan_first": [NAN1, 1.0, 2.0, 3.0],
+    "nan_middle": [1.0, NAN1, 2.0, 3.0],
+    "nan_last": [1.0, 2.0, 3.0, NAN1],
+    "two_nans": [NAN1, 5.0, NAN2, 1.0],
+    "all_nan": [NAN1, NAN2, NAN1, NAN2],
+    "nan_and_inf": [np.inf, NAN1, 1.0, 2.0],
+    "all_minus_inf": [-np.inf] * 4,
+    "nan_then_minus_inf": [NAN1, -np.inf, -np.inf, -np.inf],
+    "plus_inf": [1.0, np.inf, -np.inf, 2.0],
+    "minus_inf_and_finite": [-np.inf, -3.0, -np.inf, -np.inf],
+    "zeros_minus_first": [-0.0, 0.0, -0.0, -0.0],
+    "zeros_plus_first": [0.0, -0.0, -0.0, -0.0],
+    "all_minus_zero": [-0.0] * 4,
+    "zero_and_negative": [-0.0, -1.0, -2.0, -0.0],
+}
+CPU_EP_AGREES = {"plus_inf", "minus_inf_and_finite", "all_minus_zero"}
+
+
+def windows_input(names, dtype):
+    """One channel per window name, each a 2x2 plane holding that window."""
+    planes = [np.array(POOL_WINDOWS[n], np.float32).reshape(2, 2) for n in names]
+    x = np.stack(planes)[None]
+    if dtype is np.float16:  # keep NaN payloads' top bits: float32 -> float16 by value keeps NaN-ness
+        with np.errstate(invalid="ignore"):
+            x = x.astype(np.float16)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pool_special_values_follow_the_device_rule(dtype):
+    names = list(POOL_WINDOWS)
+    x = windows_input(names, dtype)
+    model = one_node("MaxPool", [x], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    (want,), (got,) = cpu_and_placed(model, feeds_of([x]))
+    assert_bits_equal(got, device_max_pool(x, 2))
+    for i, name in enumerate(names):
+        if name in CPU_EP_AGREES:
+            assert_bits_equal(got[:, i], want[:, i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pool_is_bit_identical_without_nan_ties_or_all_minus_inf_windows(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-40, 40, (2, 3, 8, 12)).astype(dtype) / 4  # many ties between equal nonzero values
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 40, replace=False)] = np.inf
+    flat[rng.choice(flat.size, 40, replace=False)] = -np.inf
+    x[x == 0] = -0.0  # zeros of one sign: a tie between equal bits is no tie
+    x[0, 0, :2, :2] = -np.inf
+    x[0, 0, 0, 0] = -7.0  # a window that is -inf but for one value
+    for attrs in ({"kernel_shape": [2, 2], "strides": [2, 2]}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
+                  {"kernel_shape": [2, 3], "strides": [1, 2], "ceil_mode": 1}):
+        model = one_node("MaxPool", [x], attrs)
+        (want,), (got,) = cpu_and_placed(model, feeds_of([x]))
+        assert_bits_equal(got, want)
+
+
+def test_cpu_ep_nan_answer_depends_on_the_input_width():
+    # Why the device cannot match the CPU EP on NaN windows: MLAS picks its kernel by shape, and the
+    # same 2x1 window [nan; 1] gives NaN for an input 1 wide and 1.0 for one 8 wide.
+    answers = []
+    for width in (1, 8):
+        x = np.array([[np.nan] * width, [1.0] * width], np.float32).reshape(1, 1, 2, width)
+        model = one_node("MaxPool", [x], {"kernel_shape": [2, 1], "strides": [2, 1]})
+        cpu = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        answers.append(cpu.run(None, feeds_of([x]))[0].ravel()[0])
+    assert np.isnan(answers[0]) and answers[1] == 1.0, answers
+
+
+def test_max_pool_window_with_nan_is_nan_on_the_device():
+    # 2x2 windows, stride 1 over [[1, nan, 2], [3, 4, 5]]: both windows hold the NaN. (The CPU EP
+    # returns [nan, 5.0] here: the difference docs/placement.md states.)
+    x = np.array([[1, np.nan, 2], [3, 4, 5]], np.float32).reshape(1, 1, 2, 3)
+    session = cann_ep.session(one_node("MaxPool", [x], {"kernel_shape": [2, 2]}))
+    (got,) = session.run(None, feeds_of([x]))
+    assert got.shape == (1, 1, 1, 2) and np.isnan(got).all(), got
