@@ -3,24 +3,10 @@
 
 #include <algorithm>
 #include <string>
-#include <utility>
 
 #include "common/element_type.h"
 
 namespace ortops::placed {
-namespace {
-
-OrtStatusPtr ReadNodeName(const OrtKernelInfo* info, std::string* name) {
-  size_t size = 0;
-  ORTOPS_RETURN_IF_ERROR(Api().KernelInfo_GetNodeName(info, nullptr, &size));
-  std::string text(size, '\0');
-  ORTOPS_RETURN_IF_ERROR(Api().KernelInfo_GetNodeName(info, text.data(), &size));
-  text.resize(size > 0 ? size - 1 : 0);  // size counts the terminating NUL
-  *name = std::move(text);
-  return nullptr;
-}
-
-}  // namespace
 
 OpList& OpList::Add(const char* name, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs, KernelFactory factory) {
   ops_.push_back(new DeclaredOp(name, kCannProvider, std::move(inputs), std::move(outputs), factory));
@@ -30,23 +16,17 @@ OpList& OpList::Add(const char* name, std::vector<IoSpec> inputs, std::vector<Io
 PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
                            std::initializer_list<const char*> acl_ops)
     : name_(op.GetName()) {
-  *status = ReadNodeName(info, &node_);
+  *status = cann::KernelNodeName(info, &node_);
   if (*status == nullptr) *status = cann::AclForKernel(name_, &acl_);
   if (*status == nullptr) *status = cann::RequireOps(*acl_, name_, acl_ops);
 }
 
-OrtStatusPtr PlacedKernel::Fail(const std::string& what) const {
-  return MakeError(std::string(name_) + " node '" + node_ + "' on CANN: " + what);
-}
+std::string PlacedKernel::Who() const { return std::string(name_) + " node '" + node_ + "' on CANN"; }
+
+OrtStatusPtr PlacedKernel::Fail(const std::string& what) const { return MakeError(Who() + ": " + what); }
 
 OrtStatusPtr PlacedKernel::SyncForDeviceFaults(const CannRun& run, const char* acl_op) const {
-  const aclError code = run.acl->SynchronizeStream(run.stream);
-  if (code == ACL_SUCCESS) return nullptr;
-  const char* message = run.acl->GetRecentErrMsg();
-  return MakeError(std::string(name_) + " node '" + node_ + "' on CANN: the device failed running CANN " + acl_op +
-                       " (or work queued before it on the stream): aclrtSynchronizeStream returned ACL error " +
-                       std::to_string(code) + (message != nullptr ? std::string(": ") + message : std::string()),
-                   ORT_RUNTIME_EXCEPTION);
+  return run.WaitForDeviceFaults(Who(), acl_op);
 }
 
 OrtStatusPtr PlacedKernel::Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const {

@@ -56,10 +56,8 @@ class PlacedKernel : public Kernel {
   const char* name() const { return name_; }
   // An error "<op> node '<node name>' on CANN: <what>".
   OrtStatusPtr Fail(const std::string& what) const;
-  // Waits for the work queued on `run`'s stream, after launching CANN op `acl_op` whose inputs the
-  // device checks (index values): a device fault then fails this node, naming it, the op and the
-  // runtime's message (aclGetRecentErrMsg: the failing op and, on the simulator, the offending
-  // value), instead of surfacing at the CANN EP's end-of-run synchronisation with the code alone.
+  // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
+  // this node by name.
   OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
   // Reads required input `index` (named `what` in errors): an error if it is absent.
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
@@ -69,6 +67,8 @@ class PlacedKernel : public Kernel {
   const cann::AclApi* acl_ = nullptr;
 
  private:
+  std::string Who() const;  // "<op> node '<node name>' on CANN"
+
   const char* name_;
   std::string node_;  // the node's name ("" if it has none)
 };
