@@ -4,7 +4,8 @@ The simulator is three shared libraries with the sonames the CANN EP needs
 (``libascendcl.so``, ``libacl_op_compiler.so``, ``libfmk_onnx_parser.so``). Loading them with
 ``RTLD_GLOBAL`` before ``onnxruntime`` loads ``libonnxruntime_providers_cann.so`` makes the real,
 unmodified provider run on them. Environment variables (see README.md): ``ACLSIM_TRACE``,
-``ACLSIM_STREAM_DELAY_US``, ``ACLSIM_FAIL_NEXT_OP``, ``ACLSIM_DEVICE_COUNT``, ``ACLSIM_SOC_NAME``.
+``ACLSIM_STREAM_DELAY_US``, ``ACLSIM_FAIL_NEXT_OP``, ``ACLSIM_DEVICE_COUNT``, ``ACLSIM_SOC_NAME``,
+``ACLSIM_LEAK_REPORT`` (its baseline: :func:`mark_leak_baseline`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def load() -> ctypes.CDLL:
         acl.aclsimFailNextOp.argtypes = [ctypes.c_char_p, ctypes.c_int32]
         acl.aclsimOpCounts.restype = ctypes.c_char_p
         acl.aclsimOpCounts.argtypes = []
+        acl.aclsimMarkLeakBaseline.restype = ctypes.c_int64
+        acl.aclsimMarkLeakBaseline.argtypes = []
         _handles.extend(handles)
     return _handles[0]
 
@@ -98,3 +101,22 @@ def op_counts() -> dict[str, int]:
 def fail_next_op(op_type: str | None, error_code: int = 0) -> None:
     """Make the next aclopCompileAndExecute of ``op_type`` ("*" = any) fail once; None disarms."""
     load().aclsimFailNextOp(op_type.encode() if op_type is not None else None, error_code)
+
+
+def mark_leak_baseline(warm_ortvalue: bool = True) -> int:
+    """Mark the device memory live now as the leak baseline of ``ACLSIM_LEAK_REPORT``; returns how
+    many blocks were marked.
+
+    onnxruntime's Python binding keeps one arena per NPU for ``OrtValue``s on ``"cann"`` for the life
+    of the process (a 1 MiB block from the first such OrtValue on), which the exit report would call
+    a leak. With ``warm_ortvalue`` (default) a one-element OrtValue on ``"cann"`` is created and
+    dropped first, so that arena exists and is part of the baseline. Blocks allocated afterwards
+    and still live at exit are reported (and fail with ``ACLSIM_LEAK_REPORT=fail``) as before.
+    """
+    lib = load()
+    if warm_ortvalue:
+        import numpy as np
+        import onnxruntime as ort
+
+        ort.OrtValue.ortvalue_from_numpy(np.zeros(1, np.float32), "cann", 0)
+    return int(lib.aclsimMarkLeakBaseline())

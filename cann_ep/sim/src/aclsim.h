@@ -32,6 +32,11 @@ __attribute__((visibility("default"))) const char* aclsimSocFamily(void);
 // 1 if the SoC support matrix (src/soc.cc) has `op_type` on the current SoC, else 0. (Whether the
 // simulator implements it is separate: aclopCompileAndExecute then returns ACL_ERROR_OP_NOT_FOUND.)
 __attribute__((visibility("default"))) int aclsimOpAvailable(const char* op_type);
+// Marks every allocation live now as the leak baseline: held on purpose for the life of the process
+// (e.g. the 1 MiB arena block onnxruntime's Python binding keeps after the first OrtValue on "cann").
+// ACLSIM_LEAK_REPORT names baseline blocks in a note and neither counts them nor fails for them;
+// allocations made later and still live at exit are leaks as before. Returns the number marked.
+__attribute__((visibility("default"))) int64_t aclsimMarkLeakBaseline(void);
 // Simulator version string.
 __attribute__((visibility("default"))) const char* aclsimVersion(void);
 
