@@ -48,7 +48,8 @@ const KernelEntry kKernels[] = {
     {"Fill", k_fill, "cann_utils.cc Fill"},
     {"TransposeD", k_transpose, "tensor/transpose.cc Transpose (attr perm)"},
     {"Identity", k_identity, "(CANN name; not sent by the EP)"},
-    {"BatchNorm", k_batch_norm, "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
+    {"BatchNorm", k_batch_norm,
+     "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
     {"AvgPoolV2", k_avg_pool_v2, "nn/average_pool.cc AveragePool, GlobalAveragePool (attrs ksize/strides/pads/...)"},
     {"Flatten", k_flatten, "tensor/flatten.cc Flatten (attr axis)"},
     // Sent by the ort_ops CANN kernels (docs/cann_ops.md, "ACL op types the simulator implements").

@@ -28,10 +28,10 @@
 namespace aclsim {
 namespace {
 
-constexpr int64_t kMaxKsize = 255;       // ksize H, W in [1, 255]
-constexpr int64_t kMaxKsizeArea = 256;   // ksize_H * ksize_W < 256
-constexpr int64_t kMaxStride = 63;       // strides H, W in [1, 63]
-constexpr int64_t kMaxDivisor = 255;     // divisor_override in [1, 255]
+constexpr int64_t kMaxKsize = 255;      // ksize H, W in [1, 255]
+constexpr int64_t kMaxKsizeArea = 256;  // ksize_H * ksize_W < 256
+constexpr int64_t kMaxStride = 63;      // strides H, W in [1, 63]
+constexpr int64_t kMaxDivisor = 255;    // divisor_override in [1, 255]
 
 struct AvgGeom {
   int64_t n = 0, c = 0, h = 0, w = 0;
@@ -51,8 +51,7 @@ int64_t floor_div(int64_t x, int64_t y) {
 
 // ksize / strides: 4 values [1, 1, h, w] with 1 <= h, w <= `max`.
 aclError window_attr(const OpCall& c, const char* name, int64_t max, int64_t* h, int64_t* w) {
-  if (!c.has_attr(name))
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPoolV2: required attribute %s is missing", name);
+  if (!c.has_attr(name)) return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPoolV2: required attribute %s is missing", name);
   const std::vector<int64_t> v = c.attr_list(name);
   if (v.size() != 4 || v[0] != 1 || v[1] != 1 || v[2] < 1 || v[3] < 1 || v[2] > max || v[3] > max)
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
@@ -78,8 +77,9 @@ void avg_pool(const OpCall& c, const AvgGeom& g) {
         for (int64_t iy = h0; iy < h1; ++iy)
           for (int64_t ix = w0; ix < w1; ++ix) {
             const Acc v = static_cast<Acc>(load_at<T>(x, (p * g.h + iy) * g.w + ix));
-            sum = std::is_same<Acc, float>::value ? static_cast<Acc>(fadd(static_cast<float>(sum), static_cast<float>(v)))
-                                                  : sum + v;
+            sum = std::is_same<Acc, float>::value
+                      ? static_cast<Acc>(fadd(static_cast<float>(sum), static_cast<float>(v)))
+                      : sum + v;
           }
         int64_t count;
         if (g.divisor > 0) {
@@ -117,8 +117,8 @@ aclError k_avg_pool_v2(const OpCall& c, Run* run) {
   }
   const std::string layout = c.attr_string("data_format", "NCHW");
   if (layout != "NCHW")
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPoolV2: attribute data_format is \"%s\"; the simulator implements NCHW only",
-                layout.c_str());
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "AvgPoolV2: attribute data_format is \"%s\"; the simulator implements NCHW only", layout.c_str());
   AvgGeom g;
   g.n = x.dims[0], g.c = x.dims[1], g.h = x.dims[2], g.w = x.dims[3];
   if (g.c < 1 || g.h < 1 || g.w < 1)
@@ -127,8 +127,10 @@ aclError k_avg_pool_v2(const OpCall& c, Run* run) {
   g.exclusive = c.attr_int("exclusive", 1) != 0;
   g.divisor = c.attr_int("divisor_override", 0);
   if (g.divisor < 0 || g.divisor > kMaxDivisor)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPoolV2: attribute divisor_override is %lld, expected 0 (none) or a "
-                "value in [1, %lld]", static_cast<long long>(g.divisor), static_cast<long long>(kMaxDivisor));
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "AvgPoolV2: attribute divisor_override is %lld, expected 0 (none) or a "
+                "value in [1, %lld]",
+                static_cast<long long>(g.divisor), static_cast<long long>(kMaxDivisor));
   const std::string mode = c.attr_string("padding_mode", "CALCULATED");
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   if (c.attr_int("global_pooling", 0) != 0) {  // ksize, strides and pads are ignored

@@ -29,8 +29,8 @@ namespace {
 constexpr float kDefaultEpsilon = 1e-4f;  // REG_OP(BatchNorm) .ATTR(epsilon, Float, 0.0001)
 constexpr size_t kStatInputs = 4;         // scale, offset, mean, variance
 const char* const kInputNames[] = {"x", "scale", "offset", "mean", "variance"};
-const char* const kOutputNames[] = {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
-                                    "reserve_space_3"};
+const char* const kOutputNames[] = {
+    "y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2", "reserve_space_3"};
 
 template <typename T>
 void batch_norm_infer(const OpCall& c, int64_t channels, int64_t inner, float epsilon) {
@@ -72,16 +72,18 @@ aclError k_batch_norm(const OpCall& c, Run* run) {
   if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   const std::string data_format = c.attr_string("data_format", "NHWC");
   if (data_format != "NCHW")
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "BatchNorm: attribute data_format is \"%s\"%s; the simulator implements NCHW only",
-                data_format.c_str(), c.has_attr("data_format") ? "" : " (the default)");
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "BatchNorm: attribute data_format is \"%s\"%s; the simulator implements NCHW only", data_format.c_str(),
+                c.has_attr("data_format") ? "" : " (the default)");
   if (c.attr_int("is_training", 1) != 0)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "BatchNorm: attribute is_training is true%s; the simulator implements the "
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "BatchNorm: attribute is_training is true%s; the simulator implements the "
                 "inference form (is_training = false) only",
                 c.has_attr("is_training") ? "" : " (the default)");
   const size_t rank = x.dims.size();
   if (x.format == ACL_FORMAT_NCHW ? rank != 4 : (x.format != ACL_FORMAT_ND || rank < 2))
     return fail(x.format == ACL_FORMAT_NCHW || x.format == ACL_FORMAT_ND ? ACL_ERROR_OP_INPUT_NOT_MATCH
-                                                                          : ACL_ERROR_FORMAT_NOT_MATCH,
+                                                                         : ACL_ERROR_FORMAT_NOT_MATCH,
                 "BatchNorm: input 0 (x) has shape %s with format %d; expected a 4-D tensor with format NCHW (%d) or "
                 "at least 2-D with format ND (%d)",
                 shape_str(x.dims).c_str(), static_cast<int>(x.format), static_cast<int>(ACL_FORMAT_NCHW),
@@ -114,7 +116,9 @@ aclError k_batch_norm(const OpCall& c, Run* run) {
   const float epsilon = c.attr_float("epsilon", kDefaultEpsilon);
   switch (x.dtype) {
     case ACL_FLOAT: *run = [c, channels, inner, epsilon] { batch_norm_infer<F32>(c, channels, inner, epsilon); }; break;
-    case ACL_FLOAT16: *run = [c, channels, inner, epsilon] { batch_norm_infer<F16>(c, channels, inner, epsilon); }; break;
+    case ACL_FLOAT16:
+      *run = [c, channels, inner, epsilon] { batch_norm_infer<F16>(c, channels, inner, epsilon); };
+      break;
     default: *run = [c, channels, inner, epsilon] { batch_norm_infer<BF16>(c, channels, inner, epsilon); }; break;
   }
   return ACL_SUCCESS;

@@ -22,7 +22,8 @@ aclError k_flatten(const OpCall& c, Run* run) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   const int64_t axis_attr = c.attr_int("axis", 1);
   if (axis_attr < -rank || axis_attr > rank)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "Flatten: attribute axis is %lld, expected a value in [%lld, %lld] (rank %lld)",
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "Flatten: attribute axis is %lld, expected a value in [%lld, %lld] (rank %lld)",
                 static_cast<long long>(axis_attr), static_cast<long long>(-rank), static_cast<long long>(rank),
                 static_cast<long long>(rank));
   const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
