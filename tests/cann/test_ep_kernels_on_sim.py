@@ -13,6 +13,11 @@ Known EP defects are strict xfails.
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import ml_dtypes
 import numpy as np
 import onnx
@@ -155,9 +160,13 @@ def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarra
         return np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
 
 
+_PROFILE_DIR = tempfile.mkdtemp(prefix="ep_kernels_on_sim_")  # ORT's profile files (also of failed runs)
+atexit.register(shutil.rmtree, _PROFILE_DIR, True)
+
+
 def run_on_cann(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):
     """(result, provider of the node, {ACL op type: count} the run executed)."""
-    sess = cann_ep.session(model, place=False, profile_prefix="ep_kernel")
+    sess = cann_ep.session(model, place=False, profile_prefix=os.path.join(_PROFILE_DIR, "ep_kernel"))
     sess.run(None, feeds)  # a first run: one-time work (constant copies) out of the counted one
     before = sim.op_counts()
     y = sess.run(None, feeds)[0]
