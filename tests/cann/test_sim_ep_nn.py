@@ -240,3 +240,48 @@ def test_flatten_rejects_bad_axis_and_shape(tmp_path):
         assert rc == code and text in msg, (rc, msg)
     assert results[-1][0] != 0 and "dtype" in results[-1][1]
 
+
+
+# --- DropoutV2 ---------------------------------------------------------------------------------
+
+def dropout_case(x, p, seed=7.0, mask_dtype=ACL_FLOAT, p_value=None):
+    return ("DropoutV2", [x, np.array([seed], np.float32)],
+            [(acl_dtype(x.dtype), list(x.shape)), (mask_dtype, list(x.shape)), (ACL_FLOAT, [1])],
+            {"p": float(p) if p_value is None else p_value})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+def test_dropout_v2(tmp_path, dtype):
+    """GE random_ops.h DropoutV2: y = x * mask / (1 - p), mask 1.0 (kept) or 0.0 with P(drop) = p,
+    new_seed from seed. The random stream is the simulator's: only its statistics are checked,
+    and that one seed gives one mask."""
+    rng = np.random.default_rng(9)
+    x = rng.uniform(0.5, 2.0, (4, 100, 250)).astype(dtype)  # 100000 elements, none zero
+    cases = [dropout_case(x, 0.3), dropout_case(x, 0.3), dropout_case(x, 0.3, seed=8.0), dropout_case(x, 0.0)]
+    results = run_ops(tmp_path, cases)
+    for rc, msg, _ in results:
+        assert rc == 0 and msg is None, msg
+    (y, mask, new_seed), (y2, mask2, _), (_, mask3, _), (y0, mask0, _) = (r[2] for r in results)
+    assert set(np.unique(mask)) <= {0.0, 1.0}
+    n, kept = mask.size, int(mask.sum())
+    sigma = np.sqrt(n * 0.3 * 0.7)
+    assert abs((n - kept) - 0.3 * n) < 5 * sigma, f"{n - kept} of {n} dropped, expected 0.3 * n within 5 sigma"
+    scale = np.float32(1) / (np.float32(1) - np.float32(0.3))
+    assert_bits_equal(y, np.where(mask == 1, (x.astype(np.float32) * scale).astype(dtype), dtype(0)))
+    assert_bits_equal(y2, y)
+    assert_bits_equal(mask2, mask)  # the same seed: the same mask
+    assert not np.array_equal(mask3, mask)  # another seed: another mask
+    assert new_seed[0] == np.float32(8.0)
+    assert mask0.all() and np.array_equal(y0, x)  # p = 0 keeps everything
+
+
+def test_dropout_v2_rejects_what_cann_rejects(tmp_path):
+    """The EP's call (mask described as bool, p set with aclopSetAttrInt) fails: CANN's prototype has
+    a float32 mask and a Float p."""
+    x = np.ones((2, 3), np.float32)
+    bad = [(dropout_case(x, 0.5, mask_dtype=acl_dtype(np.bool_)), ACL_ERROR_OP_OUTPUT_NOT_MATCH, "output 1 (mask)"),
+           (dropout_case(x, 0.5, p_value=0), ACL_ERROR_OP_ATTR_NOT_MATCH, "p must be a Float"),
+           (dropout_case(x, 1.0), ACL_ERROR_OP_ATTR_NOT_MATCH, "in [0, 1)"),
+           (dropout_case(x.astype(np.float64), 0.5), ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 0 (x)")]
+    for (rc, msg, _), (_, code, text) in zip(run_ops(tmp_path, [b[0] for b in bad]), bad):
+        assert rc == code and text in msg, (rc, msg)

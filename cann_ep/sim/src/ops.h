@@ -69,4 +69,6 @@ aclError k_batch_norm(const OpCall&, Run*);
 aclError k_avg_pool_v2(const OpCall&, Run*);
 // ops/flatten.cc
 aclError k_flatten(const OpCall&, Run*);
+// ops/dropout.cc
+aclError k_dropout_v2(const OpCall&, Run*);
 }  // namespace aclsim

@@ -36,7 +36,7 @@ template <typename T>
 void batch_norm_infer(const OpCall& c, int64_t channels, int64_t inner, float epsilon) {
   const void* x = c.in[0].data;
   void* y = c.out[0].data;
-  const int64_t outer = c.in[0].numel / (channels * inner);
+  const int64_t outer = c.in[0].dims[0];  // N (x is [N, C, ...])
   for (int64_t ch = 0; ch < channels; ++ch) {
     const float scale = load_at<F32>(c.in[1].data, ch), offset = load_at<F32>(c.in[2].data, ch);
     const float mean = load_at<F32>(c.in[3].data, ch), var = load_at<F32>(c.in[4].data, ch);
@@ -51,7 +51,8 @@ void batch_norm_infer(const OpCall& c, int64_t channels, int64_t inner, float ep
   // batch_mean, reserve_space_1 <- mean; batch_variance, reserve_space_2 <- variance.
   for (size_t o = 1; o < 5; ++o) {
     const size_t src = (o == 1 || o == 3) ? 3 : 4;
-    if (c.out[o].data != c.in[src].data) std::memmove(c.out[o].data, c.in[src].data, c.in[src].bytes);
+    if (c.in[src].bytes > 0 && c.out[o].data != c.in[src].data)
+      std::memmove(c.out[o].data, c.in[src].data, c.in[src].bytes);
   }
 }
 
