@@ -283,7 +283,9 @@ def test_average_pool_with_pads():
 @pytest.mark.parametrize("rank", [3, 5])
 def test_rank_other_than_4_fails_for_nchw_ops(rank):
     """The EP sends 3-D / 5-D inputs to 4-D CANN ops: Conv on 3-D input to Conv2D, BatchNormalization
-    and GlobalAveragePool of non-4-D input with NCHW descriptors. CANN (and the simulator) reject them."""
+    and GlobalAveragePool of non-4-D input with NCHW descriptors; CANN (and the simulator) reject them.
+    Conv on 5-D input goes to Conv3D, which the simulator does not implement (ACL_ERROR_OP_NOT_FOUND;
+    the EP describes its 5-D tensors as NCHW, which CANN's Conv3D, NCDHW / NDHWC, would not take)."""
     shape = [1, 2, 4, 4, 4][:rank]
     bn_inits = [numpy_helper.from_array(np.ones(2, np.float32), n) for n in ("s", "b", "m", "v")]
     for nodes, inits, cann_op in (([helper.make_node("GlobalAveragePool", ["x"], ["y"])], [], "AvgPoolV2"),
@@ -292,11 +294,10 @@ def test_rank_other_than_4_fails_for_nchw_ops(rank):
         model = _model(nodes, [("x", "float32", shape)], inits)
         with pytest.raises(Exception, match=f'aclopCompileAndExecute\\("{cann_op}"'):
             cann_ep.session(model, place=False).run(None, {"x": np.ones(shape, np.float32)})
-    if rank == 3:
-        w = numpy_helper.from_array(np.ones((2, 2, 3), np.float32), "w")
-        model = _model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", "float32", shape)], [w])
-        with pytest.raises(Exception, match='aclopCompileAndExecute\\(opname'):
-            cann_ep.session(model, place=False).run(None, {"x": np.ones(shape, np.float32)})
+    w = numpy_helper.from_array(np.ones([2, 2] + [3] * (rank - 2), np.float32), "w")
+    model = _model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", "float32", shape)], [w])
+    with pytest.raises(Exception, match='aclopCompileAndExecute\\(opname'):  # Conv2D (3-D) / Conv3D (5-D)
+        cann_ep.session(model, place=False).run(None, {"x": np.ones(shape, np.float32)})
 
 
 @pytest.mark.xfail(strict=True, reason="EP defect (math/binary_elementwise_ops.cc): when both inputs "
