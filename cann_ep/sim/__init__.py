@@ -136,8 +136,10 @@ def wrap_ortvalue_factories() -> None:
     keeps until the process ends (1 MiB from the first OrtValue on, growing with larger ones);
     without this the exit leak report would call it a leak. Called by ``cann_ep.use_simulator()``.
     """
-    import onnxruntime as ort
-
+    try:
+        import onnxruntime as ort
+    except ImportError:  # nothing to wrap
+        return
     for name in ORTVALUE_FACTORIES:
         attr = ort.OrtValue.__dict__.get(name)
         if not isinstance(attr, classmethod) or getattr(attr.__func__, "_aclsim_baseline", False):
