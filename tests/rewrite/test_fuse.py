@@ -112,7 +112,7 @@ def test_summary_counts_each_kind_of_site():
 def test_summary_counts_rejected_sites_by_kind():
     from rewrite.report import SiteReport
 
-    site = lambda status, op, reason=None: SiteReport(rule="r", status=status, nodes=[], output="y", op=op,  # noqa: E731
+    site = lambda status, op, reason=None: SiteReport(rule="r", status=status, nodes=[], output="y", op=op,
                                                       reason=reason)
     report = RewriteReport(pass_name="fuse", sites=[
         site("fused", "EluGrad"), site("rejected", "SoftmaxCrossEntropyLossAndGrad", "why"),
