@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/declared_op.h"
 #include "common/element_type.h"
 #include "common/op_base.h"
@@ -25,6 +26,9 @@ struct Attributes {
 };
 
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  // F.cross_entropy's and ONNX SoftmaxCrossEntropyLoss's arguments this op does not implement
+  ORTOPS_RETURN_IF_ERROR(
+      RejectUndeclaredAttributes(info, kName, {"ignore_index", "reduction"}, {"label_smoothing", "weight", "axis"}));
   ORTOPS_RETURN_IF_ERROR(ReadIntAttribute(info, kName, "ignore_index", -100, &a->ignore_index));
   std::string reduction;
   ORTOPS_RETURN_IF_ERROR(ReadStringAttribute(info, kName, "reduction", "mean", &reduction));
