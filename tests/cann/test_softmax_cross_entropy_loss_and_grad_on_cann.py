@@ -102,10 +102,10 @@ def test_equals_the_cpu_ep_within_tolerance(dtype, attrs, tmp_path):
 CLASS_INDEX_MEAN = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 2, "NotEqual": 1,
                     "SelectV2": 1}
 CLASS_INDEX_SUM = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 1}
-MEAN = {"Equal": 1, "Cast": 2, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 2,
-        "RealDiv": 2, "Mul": 1}
-SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "NotEqual": 1, "SelectV2": 2, "ReduceSum": 1,
-       "Mul": 1}
+MEAN = {"Equal": 1, "Cast": 2, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 3,
+        "ReduceSum": 3, "RealDiv": 2, "Mul": 2}
+SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 3,
+       "ReduceSum": 2, "Mul": 2}
 
 
 def with_casts(sent: dict, casts: int) -> dict:
@@ -215,22 +215,32 @@ def test_a_target_out_of_range_is_not_checked_on_the_device():
     assert np.isfinite(loss)
 
 
-def test_a_minus_inf_logit_of_another_class():
-    """CANN's SoftmaxCrossEntropyWithLogits sums labels * log_softmax over every class: 0 * -inf is
-    NaN (the CPU kernel, the exporter's graph and CANN's CrossEntropyLoss pick the target's
-    log-probability only, so the loss stays finite there)."""
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("where", ["another class", "the target class", "every class but the target"])
+def test_a_minus_inf_logit_gives_the_cpu_eps_loss(where, reduction):
+    """Issue 19: CANN's SoftmaxCrossEntropyWithLogits sums labels * (lse - (x - max)) over every
+    class, 0 * inf = NaN for a -inf logit of another class; both routes pick the target's
+    log-probability instead, as the CPU kernel: finite loss there, +inf for a -inf target logit."""
     feeds = inputs("float32")
     row = 0 if feeds["target"][0] != 0 else 1
-    feeds["logits"][row, (feeds["target"][row] + 1) % 10] = -np.inf
-    model = model_for("float32", feeds)
+    t = feeds["target"][row]
+    if where == "another class":
+        feeds["logits"][row, (t + 1) % 10] = -np.inf
+    elif where == "the target class":
+        feeds["logits"][row, t] = -np.inf
+    else:
+        feeds["logits"][row, np.arange(10) != t] = -np.inf
+    model = model_for("float32", feeds, reduction=reduction)
     loss, dlogits = ort_io.run(cann_ep.session(model), feeds)
     want_loss, want_dlogits = ort_io.run(make_session(model), feeds)
-    assert np.isfinite(want_loss)
-    if class_index_route():
-        assert_close(loss, want_loss, "loss")
+    assert np.isfinite(want_loss) == (where != "the target class")
+    if where == "the target class":
+        assert want_loss == np.inf and loss == np.inf
     else:
-        assert np.isnan(loss)
-    assert_close(dlogits, want_dlogits, "dlogits")
+        assert_close(loss, want_loss, "loss")
+    finite = np.isfinite(want_dlogits)
+    assert np.array_equal(np.isfinite(dlogits), finite)
+    assert_close(np.where(finite, dlogits, 0).astype(np.float32), np.where(finite, want_dlogits, 0), "dlogits")
 
 
 def test_an_empty_batch_fails_naming_the_shape():
