@@ -38,10 +38,13 @@
 // gives 0 * inf = NaN; the CPU kernel's loss is finite there.
 //
 // On both routes ignored rows are selected away from the loss (not multiplied by 0), so a NaN or
-// inf in them does not reach it, as in the exporter's graph. The targets are not range-checked
-// (that would need a copy to the host): a target outside [0, C) that is not ignore_index is
-// undefined (docs/ops/SoftmaxCrossEntropyLossAndGrad.md). The CANN ops' availability on the SoC is
-// checked at kernel creation.
+// inf in them does not reach it, as in the exporter's graph. The targets are range-checked on the
+// host first, as on the CPU EP (a target outside [0, C) that is not ignore_index fails the run
+// naming the row and value): one copy of target [N] into host memory, which waits for the work
+// queued before it on the stream (aclrtMemcpyAsync with ordinary host memory returns once the
+// copy is done). Without it the one-hot route would count such a row with an all-zero label
+// (finite loss, no error) and CANN's CrossEntropyLoss would read past the row. The CANN ops'
+// availability on the SoC is checked at kernel creation.
 #include <string>
 #include <vector>
 
@@ -107,6 +110,7 @@ class CannKernel : public Kernel {
     }
     cann::CannRun cann;
     ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    ORTOPS_RETURN_IF_ERROR(CheckTargets(run, cann));
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
     return OneHotRoute(context, run, cann, out);
   }
@@ -116,6 +120,18 @@ class CannKernel : public Kernel {
     void* loss = nullptr;
     void* dlogits = nullptr;
   };
+  // The targets copied to the host (after the work that produces them) and range-checked.
+  OrtStatusPtr CheckTargets(const Run& run, const cann::CannRun& cann) const {
+    const auto n = static_cast<size_t>(run.n);
+    std::vector<int64_t> target(n);
+    const size_t bytes = n * sizeof(int64_t);
+    const aclError rc =
+        cann.acl->MemcpyAsync(target.data(), bytes, run.target.data, bytes, ACL_MEMCPY_DEVICE_TO_HOST, cann.stream);
+    if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": copying target to the host", rc);
+    size_t count = 0;
+    return CountTargets(target.data(), n, run.c, attributes_.ignore_index, &count);
+  }
+
   static constexpr bool kIsF32 = cann::kAclType<T> == ACL_FLOAT;
   static constexpr aclDataType kType = cann::kAclType<T>;
 

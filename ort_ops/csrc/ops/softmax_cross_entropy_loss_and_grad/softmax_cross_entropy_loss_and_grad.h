@@ -66,6 +66,22 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
   return nullptr;
 }
 
+// The number of rows that count (target != ignore_index), or an error naming the first target
+// outside [0, C) that is not ignore_index (the reference's ValueError).
+inline OrtStatusPtr CountTargets(const int64_t* target, size_t n, int64_t c, int64_t ignore_index, size_t* count) {
+  *count = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (target[r] == ignore_index) continue;
+    if (target[r] < 0 || target[r] >= c) {
+      return MakeError(std::string(kName) + ": target[" + std::to_string(r) + "] = " + std::to_string(target[r]) +
+                       " is outside [0, " + std::to_string(c) + ") and is not ignore_index " +
+                       std::to_string(ignore_index));
+    }
+    ++*count;
+  }
+  return nullptr;
+}
+
 // One DeclaredOp per float type T for `execution_provider`: (T logits, int64 target, T dloss) -> (T, T).
 template <template <typename> class K>
 std::vector<OrtCustomOp*> FloatVariants(const char* execution_provider) {
