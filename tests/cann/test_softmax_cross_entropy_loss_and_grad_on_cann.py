@@ -313,3 +313,36 @@ def test_more_classes_than_float32_counts_exactly_take_the_other_route():
     want_loss, want_dlogits = ort_io.run(make_session(model), feeds)
     assert_close(loss, want_loss, "loss")
     assert_close(dlogits, want_dlogits, "dlogits")
+
+
+def test_2_to_the_24_plus_1_comparable_classes_keep_float32_precision():
+    """Issue 19: C = 2^24 + 1 logits ~ N(0, 1) (every class adds to the row sum): a float32
+    running sum stalls near 2^24 and the simulated loss was 1.7e-3 relative off. The simulator
+    sums rows as CANN's kernels reduce (blocks, combined pairwise: cann_ep/sim/src/ops/row_sum.h).
+
+    Tolerance, from the float32 steps (U = 2^-24, acl_ctypes.ULPS): the row sum s has relative
+    error r <= (63 + 19 + 2 ulps(expf) + max|sub|) U (63 roundings in a 64-block, 19 pairwise
+    levels for 2^18 + 1 blocks, expf's error, each sub's rounding through exp); log s is off by
+    r + ulps(logf) ulp(log s); the log-probability adds half an ulp of sub and of itself; the
+    select, sum with zeros, negation and division by a count of 1 are exact."""
+    from acl_ctypes import ULPS
+
+    c = (1 << 24) + 1
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, c)).astype(np.float32)
+    t = 12345
+    feeds = {"logits": x, "target": np.array([t], np.int64), "dloss": np.array(1.0, np.float32)}
+    model = model_for("float32", feeds, ignore_index=c)
+    loss, _ = ort_io.run(cann_ep.session(model), feeds)
+    x64 = x[0].astype(np.float64)
+    sub = x64 - x64.max()
+    ls = np.log(np.exp(sub).sum())
+    want = ls - sub[t]
+    u = 2.0 ** -24
+    r = (63 + 19 + 2 * ULPS["expf"] + np.abs(sub).max()) * u
+    f32_ulp = lambda v: float(np.spacing(np.float32(abs(v))))  # noqa: E731
+    tol = r + ULPS["logf"] * f32_ulp(ls) + 0.5 * f32_ulp(sub[t]) + 0.5 * f32_ulp(want)
+    assert abs(float(loss) - want) <= tol, (float(loss), want, tol)
+    # the running sum's error: far outside it
+    assert tol / want < 1e-6
+
