@@ -325,7 +325,7 @@ def test_2_to_the_24_plus_1_comparable_classes_keep_float32_precision():
     levels for 2^18 + 1 blocks, expf's error, each sub's rounding through exp); log s is off by
     r + ulps(logf) ulp(log s); the log-probability adds half an ulp of sub and of itself; the
     select, sum with zeros, negation and division by a count of 1 are exact."""
-    from acl_ctypes import ULPS
+    from acl_ctypes import ULPS, ulp
 
     c = (1 << 24) + 1
     rng = np.random.default_rng(3)
@@ -340,8 +340,7 @@ def test_2_to_the_24_plus_1_comparable_classes_keep_float32_precision():
     want = ls - sub[t]
     u = 2.0 ** -24
     r = (63 + 19 + 2 * ULPS["expf"] + np.abs(sub).max()) * u
-    f32_ulp = lambda v: float(np.spacing(np.float32(abs(v))))  # noqa: E731
-    tol = r + ULPS["logf"] * f32_ulp(ls) + 0.5 * f32_ulp(sub[t]) + 0.5 * f32_ulp(want)
+    tol = float(r + ULPS["logf"] * ulp(ls) + 0.5 * ulp(sub[t]) + 0.5 * ulp(want))
     assert abs(float(loss) - want) <= tol, (float(loss), want, tol)
     # the running sum's error: far outside it
     assert tol / want < 1e-6
