@@ -1,6 +1,7 @@
 // SoftmaxCrossEntropyLossAndGrad on the CANN EP: CANN single ops on the session's stream, all in
-// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h): no
-// host-device copy, no synchronisation. Two routes, chosen when the kernel is created:
+// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h); the
+// one host copy is target's, for its range check (below). Two routes, chosen when the kernel is
+// created:
 //
 // Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
