@@ -89,7 +89,11 @@ class RewriteReport:
 def ops_of_domain(model, domain: str) -> dict[str, int]:
     """How many nodes of ``domain`` ``model`` has, by op type in the order they first occur: every
     graph, nested subgraph and model-local function (a function's nodes once, however often it is
-    called)."""
+    called). A model that imports no opset of ``domain`` has none (a valid model imports the
+    domains its nodes use): it is not walked, so a pass over a graph not yet fused costs nothing more."""
+    imports = [model.opset_import] + [f.opset_import for f in model.functions]
+    if not any(o.domain == domain for ops in imports for o in ops):
+        return {}
     return dict(Counter(n.op_type for _, nodes in all_node_lists(model) for n in nodes if n.domain == domain))
 
 

@@ -4,6 +4,7 @@ ai.ortops nodes a model already has."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import tomllib
 from onnx import TensorProto as TP
 from onnx import helper
 
+import rewrite
 from graphs import mlp
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from rewrite import cli
@@ -152,3 +154,19 @@ def test_fuse_of_a_fused_model_reports_and_keeps_its_nodes(tmp_path, capsys):
     assert out.startswith("fuse: 0 site(s) rewritten") and "already fused: 1 EluGrad" in out
     fused = onnx.load(twice)
     assert [n.op_type for n in fused.graph.node if n.domain == DOMAIN] == ["EluGrad"]
+
+
+def test_the_passes_count_nodes_of_functions_once_and_write_them_to_json():
+    model = _already_fused_model()
+    body = [_elu_grad("fdy", "fy", "fout", "in_function")]
+    model.functions.append(helper.make_function("local", "F", ["fdy", "fy"], ["fout"], body,
+                                                [helper.make_opsetid(DOMAIN, OPSET_VERSION)]))
+    model.opset_import.append(helper.make_opsetid("local", 1))
+    model.graph.node.append(helper.make_node("F", ["dy", "y"], ["f1"], domain="local"))
+    model.graph.node.append(helper.make_node("F", ["dy", "y"], ["f2"], domain="local"))
+    expected = {"EluGrad": 4, "SoftmaxCrossEntropyLossAndGrad": 1}  # 2 + 1 in the If branch + 1 in F (called twice)
+    assert rewrite.inspect_training(model).already_fused == expected
+    report = rewrite.RewriteReport()
+    rewrite.fuse_elu_grad(model, report=report)
+    assert report.already_fused == expected
+    assert json.loads(report.to_json())["already_fused"] == expected
