@@ -164,7 +164,7 @@ def _checker(input_path: str, args, report: RewriteReport, input_model: onnx.Mod
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     report = RewriteReport()
-    status, report_path = 0, None
+    status, report_path, passed = 0, None, False
     try:
         model = load(args.input)
         base_dir = os.path.dirname(os.path.abspath(args.input))
@@ -190,6 +190,7 @@ def main(argv=None) -> int:
                                     "between Casts")
         else:
             result = lower(model, report=report)
+        passed = True  # the pass ran: its report is worth writing, sites or none
         print(report.summary())
         mended = wrap_elus_in_float32(model) if problem is not None else None
         save(result, args.output, source_dir=base_dir, verify=_checker(args.input, args, report, mended))
@@ -203,7 +204,7 @@ def main(argv=None) -> int:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"error: {args.command} failed: {type(exc).__name__}: {msg}; nothing written", file=sys.stderr)
         status = 2
-    if report_path and report.sites:  # asked for, and its path was not refused
+    if report_path and (report.sites or passed):  # asked for, its path not refused, the pass ran
         try:
             write_text(report_path, report.to_json())
         except (OSError, ValueError) as exc:

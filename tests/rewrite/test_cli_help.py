@@ -144,16 +144,19 @@ def test_inspect_of_a_model_without_ai_ortops_nodes_says_nothing_of_them(tmp_pat
 
 
 def test_fuse_of_a_fused_model_reports_and_keeps_its_nodes(tmp_path, capsys):
-    src, once, twice = (tmp_path / n for n in ("in.onnx", "once.onnx", "twice.onnx"))
+    src, once, twice, rep = (tmp_path / n for n in ("in.onnx", "once.onnx", "twice.onnx", "r.json"))
     onnx.save(mlp(), src)
     # the mlp has one ELU: its backward becomes one EluGrad
     assert cli.main(["fuse", str(src), str(once)]) == 0
     assert "already fused" not in capsys.readouterr().out
-    assert cli.main(["fuse", str(once), str(twice)]) == 0
+    assert cli.main(["fuse", str(once), str(twice), "--report", str(rep)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("fuse: 0 site(s) rewritten") and "already fused: 1 EluGrad" in out
     fused = onnx.load(twice)
     assert [n.op_type for n in fused.graph.node if n.domain == DOMAIN] == ["EluGrad"]
+    # the report is written though no site was found: it says what the model already had
+    written = json.loads(rep.read_text())
+    assert written["sites"] == [] and written["already_fused"] == {"EluGrad": 1}
 
 
 def test_the_passes_count_nodes_of_functions_once_and_write_them_to_json():
