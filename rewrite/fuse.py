@@ -19,7 +19,7 @@ from ort_ops import DOMAIN, OPSET_VERSION
 from rewrite import graph_scopes
 from rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
 from rewrite.graph_view import GraphView, forget_inference, node_label, shortest
-from rewrite.report import RewriteReport, SiteReport
+from rewrite.report import RewriteReport, SiteReport, ops_of_domain
 from rewrite.rules import RULES, TRAINING_RULES, Rule, Site
 
 
@@ -98,6 +98,7 @@ def inspect_elu_grad(model, strict: bool = False, *, base_dir: str | None = None
     """Every candidate site and whether / why it would be fused (nothing is changed)."""
     model, base_dir = _model_and_dir(model, base_dir)
     report = RewriteReport("inspect", strict)
+    report.already_fused = ops_of_domain(model, DOMAIN)
     if has_candidates(model, rules):
         with _gc_paused():
             graph = import_graph(model)
@@ -168,6 +169,7 @@ def fuse_elu_grad(
     model, base_dir = _model_and_dir(model, base_dir)
     report = report if report is not None else RewriteReport()
     report.pass_name, report.strict = "fuse", strict
+    report.already_fused = ops_of_domain(model, DOMAIN)
     timer = PhaseTimer(report.timings)
     with timer("scan"):
         candidates = has_candidates(model, rules)
