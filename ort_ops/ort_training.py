@@ -192,7 +192,10 @@ def to_trainer_graph(training_model: onnx.ModelProto | str | os.PathLike,
     into an input buffer (``com.microsoft::InPlaceAccumulatorV2``, with ``lazy_reset_grad``). Here
     the accumulators, their buffers and ``lazy_reset_grad`` are removed; the outputs become the
     loss as ``loss`` and ``grad.<p>`` per parameter (default: every accumulated one, in the
-    model's order). Other ORT-training ops of the model stay (they need an ORT that has them).
+    model's order). ``com.microsoft::Scale`` (the mean losses' gradient) is lowered to standard
+    ops, so an MSE/L1 training graph runs on any ONNX Runtime with the op library; other
+    ORT-training ops (e.g. the cross-entropy losses' ``SoftmaxCrossEntropyLossInternal``) stay
+    and need onnxruntime-training.
     """
     if not isinstance(training_model, onnx.ModelProto):
         training_model = onnx.load(os.fspath(training_model))
@@ -228,7 +231,7 @@ def to_trainer_graph(training_model: onnx.ModelProto | str | os.PathLike,
     kept += [onnx.helper.make_node("Identity", [accumulated[p]], [GRAD_PREFIX + p], name=f"ortops_grad_{p}")
              for p in names]
     del graph.node[:]
-    graph.node.extend(kept)
+    graph.node.extend(_lower_scale(kept, _onnx_opset(model)))
     by_name = {i.name: i for i in graph.input}
     new_inputs = [i for i in graph.input if i.name != _LAZY_RESET and not i.name.endswith(_BUFFER_SUFFIX)]
     del graph.input[:]
@@ -240,3 +243,31 @@ def to_trainer_graph(training_model: onnx.ModelProto | str | os.PathLike,
     del graph.output[:]
     graph.output.extend([loss_info, *grads])
     return model
+
+
+def _onnx_opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def _lower_scale(nodes: list, opset: int) -> list:
+    """``com.microsoft::Scale(x, s)`` -> ``Mul(x, CastLike(f, x))`` with ``f = float(s)``, or
+    ``1 / float(s)`` with ``scale_down`` (ORT-training's CPU kernel: the factor formed in float,
+    cast to x's type, one multiply). Needs opset >= 15 (CastLike); below, Scale stays."""
+    if opset < 15:
+        return nodes
+    out = []
+    for node in nodes:
+        if (node.domain, node.op_type) != ("com.microsoft", "Scale"):
+            out.append(node)
+            continue
+        x, scale = node.input[0], node.input[1]
+        down = next((a.i for a in node.attribute if a.name == "scale_down"), 0)
+        tag = f"ortops_scale_{len(out)}_{node.output[0]}"
+        factor = f"{tag}/factor"
+        out.append(onnx.helper.make_node("Cast", [scale], [factor], name=f"{tag}/cast", to=onnx.TensorProto.FLOAT))
+        if down:
+            out.append(onnx.helper.make_node("Reciprocal", [factor], [f"{tag}/inverse"], name=f"{tag}/reciprocal"))
+            factor = f"{tag}/inverse"
+        out.append(onnx.helper.make_node("CastLike", [factor, x], [f"{tag}/typed"], name=f"{tag}/cast_like"))
+        out.append(onnx.helper.make_node("Mul", [x, f"{tag}/typed"], list(node.output), name=f"{tag}/mul"))
+    return out

@@ -18,6 +18,7 @@ RTOL = 1e-5
 # (the Elu's alpha attribute or None for ONNX's default 1.0): every branch of the alpha copy
 ALPHAS = (0.7, None, 2.5)
 BATCH, SIZES = 8, (4, 6, 5, 3)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def forward_model() -> tuple[onnx.ModelProto, dict]:
@@ -116,8 +117,7 @@ def test_elu_needs_the_registration(tmp_path):
                                      artifact_directory={str(tmp_path)!r})
     """)
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, root, os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, ROOT, os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode != 0, "generate_artifacts on an Elu model worked without the registration"
     assert "The gradient builder has not been registered: Elu" in proc.stderr, proc.stderr[-2000:]
@@ -161,10 +161,40 @@ def test_reverse_route_trainer_matches_torch(ot, tmp_path):
     start = ot.initial_parameters(model, list(params))
     for name, value in params.items():
         np.testing.assert_array_equal(start[name], value)
+    domains = {n.domain for n in graph.graph.node}
+    assert domains <= {"", DOMAIN}, f"ORT-training-only ops left in the Trainer graph: {domains}"
     trainer = Trainer(graph, start, SGD(lr=0.05), progress=False)
     losses = [trainer.step(batch) for batch in batches()]
     np.testing.assert_allclose(losses, torch_losses(params, "SGD", 0.05), rtol=RTOL, atol=0,
                                err_msg="Trainer on the converted ORT-training graph vs PyTorch eager")
+
+
+MAIN_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")  # the main environment: plain onnxruntime
+
+
+@pytest.mark.skipif(not os.path.isfile(MAIN_PYTHON), reason=f"no main environment ({MAIN_PYTHON}; scripts/setup.sh)")
+def test_reverse_route_runs_on_plain_onnxruntime(ot, tmp_path):
+    """The converted graph trains in the main environment (plain onnxruntime, no training ops)."""
+    model, params = make_artifacts(ot, tmp_path, "SGD")
+    onnx.save(ot.to_trainer_graph(tmp_path / "training_model.onnx"), tmp_path / "trainer.onnx")
+    np.savez(tmp_path / "params.npz", **ot.initial_parameters(model, list(params)))
+    np.savez(tmp_path / "batches.npz", *[a for batch in batches() for a in batch])
+    code = textwrap.dedent(f"""
+        import numpy as np, onnx, onnxruntime
+        from ort_ops.training import SGD, Trainer
+        assert not hasattr(onnxruntime.capi._pybind_state, "register_gradient_definition"), "a training build"
+        d = {str(tmp_path)!r}
+        params = dict(np.load(d + "/params.npz"))
+        flat = np.load(d + "/batches.npz"); flat = [flat[f"arr_{{i}}"] for i in range(len(flat.files))]
+        trainer = Trainer(onnx.load(d + "/trainer.onnx"), params, SGD(lr=0.05), progress=False)
+        np.save(d + "/losses.npy", np.array([trainer.step(flat[i:i + 2]) for i in range(0, len(flat), 2)]))
+        print(onnxruntime.__version__)
+    """)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([MAIN_PYTHON, "-c", code], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    np.testing.assert_allclose(np.load(tmp_path / "losses.npy"), torch_losses(params, "SGD", 0.05), rtol=RTOL,
+                               atol=0, err_msg=f"Trainer on onnxruntime {proc.stdout.strip()} vs PyTorch eager")
 
 
 def test_elu_grad_without_an_elu_is_named(ot):
