@@ -227,11 +227,16 @@ def to_trainer_graph(training_model: onnx.ModelProto | str | os.PathLike,
     used = {i for n in kept for i in n.input}
     if _LAZY_RESET in used:
         raise ValueError(f"{_LAZY_RESET!r} is used by nodes other than the gradient accumulators")
-    kept.append(onnx.helper.make_node("Identity", [loss.name], [LOSS_NAME], name="ortops_loss"))
+    if loss.name != LOSS_NAME:
+        kept.append(onnx.helper.make_node("Identity", [loss.name], [LOSS_NAME], name="ortops_loss"))
     kept += [onnx.helper.make_node("Identity", [accumulated[p]], [GRAD_PREFIX + p], name=f"ortops_grad_{p}")
              for p in names]
     del graph.node[:]
     graph.node.extend(_lower_scale(kept, _onnx_opset(model)))
+    produced = {o for n in graph.node for o in n.output}
+    value_info = [v for v in graph.value_info if v.name in produced]
+    del graph.value_info[:]
+    graph.value_info.extend(value_info)
     by_name = {i.name: i for i in graph.input}
     new_inputs = [i for i in graph.input if i.name != _LAZY_RESET and not i.name.endswith(_BUFFER_SUFFIX)]
     del graph.input[:]
