@@ -203,3 +203,11 @@ def test_elu_grad_without_an_elu_is_named(ot):
     graph = helper.make_graph([relu, node], "g", [], [])
     with pytest.raises(ValueError, match=r"EluGrad node 'lonely'.*\['a'\].*::Relu"):
         ot.set_elu_grad_alphas(helper.make_model(graph))
+
+
+def test_runtime_check_sees_the_training_wheel():
+    from ort_ops.runtime_check import check_onnxruntime, installed_wheels
+
+    found = installed_wheels()
+    assert set(found) == {"onnxruntime-training-cpu"}, f"ONNX Runtime wheels found here: {found}"
+    check_onnxruntime()  # one wheel: no error
