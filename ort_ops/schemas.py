@@ -4,7 +4,7 @@ registered with ``onnx.defs`` once per process, so ``onnx.checker`` and shape in
 onnx keeps registered schemas in a C++ static registry that is destroyed by the C library's exit
 handlers, after the interpreter has finalized. A schema holding a Python shape-inference function
 then takes the GIL of a dead interpreter while it is destroyed: onnx 1.20-1.22 segfault at exit
-(``PyGILState_Ensure`` -> ``PyThreadState_New(interp=NULL)``), 1.19 hangs there. So what
+(``PyGILState_Ensure`` -> ``PyThreadState_New(interp=NULL)``), 1.19 waits forever in ``take_gil``. So what
 :func:`register_all` registers is deregistered again by an :mod:`atexit` handler, which runs while
 the interpreter is alive. onnx < 1.19 has no Python API to set an inference function
 (``OpSchema.set_type_and_shape_inference_function``): there the schemas are registered without
