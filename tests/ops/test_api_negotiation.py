@@ -3,7 +3,7 @@
 ONNX Runtime's GetApi(N) prints "The requested API version [N] is not available ..." to stderr for
 every N the runtime lacks, so ``RegisterCustomOps`` picks N from ``GetVersionString()`` (1.x
 offers API 1..x) before requesting it. Checked against a fake OrtApiBase that records the
-versions asked for: no old runtime is needed here (scripts/check_old_ort_stderr.sh runs real ones).
+versions asked for: no old runtime is needed here (scripts/check_old_runtime.py runs real ones).
 """
 
 from __future__ import annotations
