@@ -33,7 +33,7 @@ if [ -f scripts/fetch_acl_headers.sh ]; then
 fi
 
 log "building the op library wheel (manylinux, repaired by auditwheel)"
-wheel=$(bash scripts/build_wheel.sh "${cmake_defs[@]}")
+wheel=$(PYTHON=.venv/bin/python bash scripts/build_wheel.sh "${cmake_defs[@]}")
 for venv in .venv .venv-cann; do
   [ -x "$venv/bin/python" ] || continue
   [ "$venv" = .venv-cann ] && [ "${ORTOPS_SKIP_CANN:-0}" = 1 ] && continue
