@@ -66,11 +66,8 @@ if [ -f scripts/fetch_acl_headers.sh ]; then
   cmake_defs+=(-C "cmake.define.ACL_INCLUDE_DIR=$acl_include")
 fi
 
-log "building the op library wheel"
-rm -rf build/wheelhouse
-.venv/bin/python -m pip wheel "${pip_quiet[@]}" --no-build-isolation --no-deps \
-  -w build/wheelhouse "${cmake_defs[@]}" . >&2
-wheel=$(ls build/wheelhouse/ort_ops-*.whl)
+log "building the op library wheel (manylinux, repaired by auditwheel)"
+wheel=$(PYTHON=.venv/bin/python bash scripts/build_wheel.sh "${cmake_defs[@]}")
 for venv in .venv .venv-cann .venv-ort-training; do
   [ -x "$venv/bin/python" ] || continue
   [ "$venv" = .venv-cann ] && [ "${ORTOPS_SKIP_CANN:-0}" = 1 ] && continue
