@@ -163,14 +163,16 @@ def test_dtype_without_kernel_is_named():
     assert report.nodes[0].where == "cpu" and "no ai.ortops.cann kernel for Exp(double)" in report.nodes[0].reason
 
 
-def test_control_flow_is_left_alone():
-    body = helper.make_graph([helper.make_node("Exp", ["x"], ["y"])], "body", [], [vi("y", TP.FLOAT, [3])])
+def test_control_flow_bodies_are_placed_and_unplaced():
+    body = helper.make_graph([helper.make_node("Exp", ["x"], ["y"], name="exp")], "body", [], [vi("y", TP.FLOAT, [3])])
     m = model_of([helper.make_node("If", ["c"], ["y"], name="if", then_branch=body, else_branch=body)],
                  [vi("c", TP.BOOL, []), vi("x", TP.FLOAT, [3])], [vi("y", TP.FLOAT, [3])])
     report = PlacementReport()
     placed = place(m, report=report)
-    assert report.nodes[0].where == "cpu" and "control flow" in report.nodes[0].reason
-    assert placed.graph.node[0].attribute[0].g.node[0].domain == ""
+    assert where(report)["if"][0] == "cpu" and "its bodies are placed" in where(report)["if"][1]
+    assert where(report)["if/then_branch/exp"] == where(report)["if/else_branch/exp"] == ("placed", None)
+    assert [a.g.node[0].domain for a in placed.graph.node[0].attribute] == [CANN_DOMAIN, CANN_DOMAIN]
+    assert unplace(placed) == m
 
 
 def test_ort_version_matching_of_the_cann_eps_kernels():
