@@ -135,7 +135,7 @@ class PlacementReport:
                           indent=2)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ep_runs(op_type: str, opset: int, dtype: str | None) -> bool:
     """Whether the CANN EP's own kernel table has ``op_type`` at ``opset`` for ``dtype``.
 

@@ -37,7 +37,8 @@ C truncate_divide(C a, C b) {
         return static_cast<C>(static_cast<U>(~U{0}));  // -1 for signed types, all ones for unsigned
       }
     }
-    if (std::is_signed<C>::value && b == static_cast<C>(-1)) return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
+    if (std::is_signed<C>::value && b == static_cast<C>(-1))
+      return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
     return static_cast<C>(a / b);
   }
 }
@@ -78,8 +79,9 @@ aclError k_truncate_div(const OpCall& c, Run* run) {
       std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
                                             broadcast_strides(c.in[1].dims, c.out[0].dims)};
       for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
-        store_at<T>(c.out[0].data, i,
-                    truncate_divide<typename T::Compute>(load_at<T>(c.in[0].data, o[0]), load_at<T>(c.in[1].data, o[1])));
+        store_at<T>(
+            c.out[0].data, i,
+            truncate_divide<typename T::Compute>(load_at<T>(c.in[0].data, o[0]), load_at<T>(c.in[1].data, o[1])));
       });
     };
   });
