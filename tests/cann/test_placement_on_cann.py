@@ -223,7 +223,8 @@ def arith_model(op, elem, where, symbolic):
         nodes = [helper.make_node("Loop", ["trips", ""], ["y"], name="loop", body=body)]
         inputs.append(vi("trips", TP.INT64, []))
         outputs = [vi("y", elem, ["trips_n", *y_shape])]
-    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs), opset_imports=[helper.make_opsetid("", 20)])
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = ort_ops.domain.IR_VERSION
     onnx.checker.check_model(model, full_check=True)
     return model

@@ -13,6 +13,7 @@ from onnx import helper, numpy_helper
 from ort_ops.domain import CANN_DOMAIN, DOMAIN, IR_VERSION
 from ort_ops.library import cann_op_unavailable, has_cann_kernels, kernel_signatures
 from rewrite.placement import PlacementReport, ep_runs, place, unplace
+from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
 from rewrite.placement.ops import RULES
 from rewrite.placement.ops.cast import DESTINATIONS
 
@@ -198,10 +199,8 @@ def test_every_rule_has_a_kernel_and_every_kernel_a_rule():
 # --- Broadcasting arithmetic never reaches the CANN EP's binary kernel (issue 19, item 1) --------
 
 # The dtypes the CANN EP's Add/Sub/Mul/Div kernels take at opset 14+ (cann_ep_kernels.py), + bfloat16.
-EP_ARITH = {op: [t for t in types if t != "any"] + ["bfloat16"]
-            for op, types in ((op, next(ts for first, last, ts in __import__(
-                "rewrite.placement.cann_ep_kernels", fromlist=["KERNELS"]).KERNELS[op] if first == 14))
-                              for op in ("Add", "Sub", "Mul", "Div"))}
+EP_ARITH = {op: [*next(types for first, _, types in EP_KERNELS[op] if first == 14), "bfloat16"]
+            for op in ("Add", "Sub", "Mul", "Div")}
 ELEM = {name: getattr(TP, key) for name, key in (
     ("float16", "FLOAT16"), ("float32", "FLOAT"), ("float64", "DOUBLE"), ("bfloat16", "BFLOAT16"), ("int8", "INT8"),
     ("int16", "INT16"), ("int32", "INT32"), ("int64", "INT64"), ("uint8", "UINT8"), ("uint16", "UINT16"))}
@@ -209,8 +208,8 @@ FLOATS = {"float16", "float32", "float64", "bfloat16"}
 
 
 def binary_model(op, elem, a_shape=(4, 1), b_shape=(1, 3)):
-    return model_of([helper.make_node(op, ["a", "b"], ["y"], name="n")], [vi("a", elem, a_shape), vi("b", elem, b_shape)],
-                    [vi("y", elem, None)])
+    return model_of([helper.make_node(op, ["a", "b"], ["y"], name="n")],
+                    [vi("a", elem, a_shape), vi("b", elem, b_shape)], [vi("y", elem, None)])
 
 
 def expected_cann_op(op, dtype):
