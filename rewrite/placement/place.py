@@ -179,7 +179,8 @@ def _subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
 
 
 def _has_subgraphs(node: onnx.NodeProto) -> bool:
-    return any(a.type in _SUBGRAPH_TYPES for a in node.attribute)
+    attributes = node.attribute
+    return bool(attributes) and any(a.type in _SUBGRAPH_TYPES for a in attributes)
 
 
 def _node_key(node: onnx.NodeProto, index: int) -> str:
@@ -272,8 +273,7 @@ class _Values:
                         input_shapes=[self.shape_of(n) if n else None for n in ins],
                         output_types=[self.type_of(n) if n else None for n in outs],
                         output_shapes=[self.shape_of(n) if n else None for n in outs],
-                        constants=[self.value(n) if n else None for n in ins],
-                        attrs={a.name: helper.get_attribute_value(a) for a in node.attribute})
+                        constants=[self.value(n) if n else None for n in ins])
 
 
 def _kernel_table() -> dict[tuple[str, str], list]:
@@ -294,9 +294,7 @@ class _Kernels:
         self._cache: dict[tuple, bool] = {}
 
     def has(self, domain: str, op: str, info: NodeInfo) -> bool:
-        node = info.node
-        ins = tuple(t if name else -1 for name, t in zip(node.input, info.input_types))
-        outs = tuple(t if name else -1 for name, t in zip(node.output, info.output_types))
+        ins, outs = tuple(info.input_types), tuple(info.output_types)  # None: absent or unknown, both match
         key = (domain, op, ins, outs)
         hit = self._cache.get(key)
         if hit is None:
@@ -305,12 +303,12 @@ class _Kernels:
 
 
 def _has_kernel(kernels, ins: tuple, outs: tuple) -> bool:
-    """Whether one of ``kernels`` takes these input / output types (-1: absent, None: unknown)."""
+    """Whether one of ``kernels`` takes these input / output types (None: absent or unknown)."""
     for k in kernels:
         if len(ins) > len(k.inputs) or len(outs) > len(k.outputs):
             continue
-        if all(t in (-1, None, want) for t, want in zip(ins, k.inputs)) and \
-                all(t in (-1, None, want) for t, want in zip(outs, k.outputs)):
+        if all(t is None or t == want for t, want in zip(ins, k.inputs)) and \
+                all(t is None or t == want for t, want in zip(outs, k.outputs)):
             return True
     return False
 

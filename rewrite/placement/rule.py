@@ -5,10 +5,11 @@ like the C++ file of its kernels (``ort_ops/csrc/placed/<family>.cc``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
+from onnx import helper
 
 
 @dataclass
@@ -22,9 +23,11 @@ class NodeInfo:
     output_types: list[int | None]
     output_shapes: list[tuple | None]
     constants: list[np.ndarray | None]  # constant input values (initializers, Constant nodes)
-    attrs: dict = field(default_factory=dict)
+    attrs: dict | None = None  # name -> value; None: read from the node when first asked
 
     def attr(self, name: str, default=None):
+        if self.attrs is None:
+            self.attrs = {a.name: helper.get_attribute_value(a) for a in self.node.attribute}
         value = self.attrs.get(name, default)
         return value.decode() if isinstance(value, bytes) else value
 
