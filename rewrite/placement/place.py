@@ -258,7 +258,7 @@ class _Values:
             return self._arrays[name]
         tensor = self.constants.get(name)
         if tensor is None:
-            array = self.parent.value(name) if self.parent is not None and name not in self.types else None
+            array = self.parent.value(name) if self.parent is not None else None
         elif tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > MAX_CONSTANT_ELEMENTS:
             array = None
         else:
