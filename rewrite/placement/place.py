@@ -155,6 +155,14 @@ def ep_runs(op_type: str, opset: int, dtype: str | None) -> bool:
     return False
 
 
+@functools.cache
+def _ep_has_op(op_type: str, opset: int) -> bool:
+    """Whether the CANN EP has ``op_type`` at ``opset`` for some dtype (a node of unknown type may
+    be its)."""
+    entries = EP_KERNELS.get(op_type, ())
+    return any(ep_runs(op_type, opset, dtype) for _, _, types in entries for dtype in types)
+
+
 def _default_opset(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in _ONNX), 1)
 
@@ -391,6 +399,8 @@ class _Pass:
         rule = RULES.get(node.op_type)
         dtype = _main_dtype(info)
         ep_ok = ep_runs(node.op_type, self.opset, dtype)
+        if dtype is None and rule is not None and rule.ep_unsafe is not None:
+            ep_ok = _ep_has_op(node.op_type, self.opset)  # ORT knows the type: the EP may take it
         keep = rule.leave_to_ep(info) if rule is not None and rule.leave_to_ep is not None else None
         if ep_ok and (rule is None or keep is not None):
             report.nodes.append(self._on_ep(label, info, rule, dtype, keep, None))

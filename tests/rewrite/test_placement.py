@@ -394,3 +394,16 @@ def test_placement_work_is_linear(shape):
     place(bench.chain(10))  # the kernel table and schemas, once
     small, large = events(500), events(2000)
     assert large <= 4.6 * small, (small, large, large / small)
+
+
+def test_arithmetic_of_unknown_type_that_the_ep_may_take_is_an_error():
+    """A Sub whose input types shape inference cannot tell (here: read from a node ONNX has no
+    schema for) is not placed, but ORT knows its type and may give it to the EP's kernel: an error."""
+    nodes = [helper.make_node("FusedGemm", ["x", "w"], ["g"], name="fused", domain="com.microsoft"),
+             helper.make_node("Sub", ["g", "b"], ["y"], name="sub")]
+    model = model_of(nodes, [vi("x", TP.FLOAT, [4, 2]), vi("w", TP.FLOAT, [2, 1]), vi("b", TP.FLOAT, [1, 3])],
+                     [vi("y", TP.FLOAT, None)], extra_opsets=[helper.make_opsetid("com.microsoft", 1)])
+    report = PlacementReport()
+    place(model, report=report)
+    (n,) = report.errors
+    assert n.node == "sub" and "Sub(?)" in n.error and "input types unknown" in n.error, n
