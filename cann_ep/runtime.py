@@ -17,7 +17,9 @@ def real_cann_present() -> bool:
 
 
 def use_simulator(force: bool = False) -> bool:
-    """Load the ACL simulator's libraries (before any CANN session is created).
+    """Load the ACL simulator's libraries (before any CANN session is created), and run
+    onnxruntime's OrtValue factories in the simulator's leak baseline
+    (:func:`cann_ep.sim.wrap_ortvalue_factories`).
 
     A no-op returning False when a real CANN toolkit is present, unless ``force``; True when
     the simulator is (now) loaded. Idempotent.
@@ -28,6 +30,7 @@ def use_simulator(force: bool = False) -> bool:
     from cann_ep import sim
 
     sim.load()
+    sim.wrap_ortvalue_factories()  # the binding's lifetime OrtValue arena is no leak at exit
     _simulated = True
     return True
 

@@ -1,10 +1,13 @@
-"""Command line: ``ortops-rewrite fuse IN OUT [--strict] [--elu-only] [--report R.json] [--validate [--inputs X.npz]]``,
+"""Command line: ``ortops-rewrite fuse IN OUT [--strict] [--elu-only] [--report R.json] [--validate [--inputs X.npz]]
+[--elu-in-float32]``,
 ``ortops-rewrite lower IN OUT``, ``ortops-rewrite inspect IN [--strict] [--elu-only]`` (also ``python -m rewrite``).
 
 ``fuse`` applies every rule of :func:`rewrite.fuse_training` (the ELU backward -> EluGrad, the softmax
 cross-entropy -> SoftmaxCrossEntropyLossAndGrad, the max-pool backward -> MaxPoolGrad); ``--elu-only``
 only the ELU rules (:func:`rewrite.fuse_elu_grad`). ``lower`` lowers every ``ai.ortops`` op.
 
+The input is checked first (``onnx.checker`` with ``full_check``): its defects are reported as its
+own (``--elu-in-float32`` mends a bfloat16 ``Elu``, :mod:`rewrite.input_check`).
 Nothing is written unless it is right: the output is checked (``onnx.checker`` with
 ``full_check``, then loaded in an ONNX Runtime session with the op library) and, with
 ``--validate``, compared with the input numerically, all *before* it replaces anything; on any
@@ -24,6 +27,7 @@ import sys
 import onnx
 
 from rewrite.fuse import fuse_elu_grad, fuse_training, inspect_elu_grad, inspect_training
+from rewrite.input_check import ELU_FLOAT32_OPTION, check_input, wrap_elus_in_float32
 from rewrite.lower import lower
 from rewrite.model_io import ModelError, check_output_paths, load, save, write_text
 from rewrite.report import RewriteReport
@@ -44,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     fuse.add_argument("--validate", action="store_true", help="compare outputs numerically before writing")
     fuse.add_argument("--inputs", metavar="FILE.npz",
                       help="values of graph inputs for --validate (others: drawn, see the printed notes)")
+    fuse.add_argument(ELU_FLOAT32_OPTION, action="store_true",
+                      help="compute bfloat16 Elu nodes (invalid ONNX before opset 22) in float32 between Casts")
     lower = sub.add_parser("lower", help="replace the ai.ortops ops by standard ONNX ops")
     lower.add_argument("input")
     lower.add_argument("output")
@@ -59,7 +65,22 @@ class ValidationFailed(Exception):
     pass
 
 
-def _checker(input_path: str, args, report: RewriteReport):
+def _input_loads(input_path: str, input_model: onnx.ModelProto | None) -> str | None:
+    """None if ONNX Runtime loads the input (``input_model``: the input as mended, when it was);
+    else the first line of why not."""
+    from rewrite.validation import session, session_from_path
+
+    try:
+        if input_model is None:
+            session_from_path(input_path)
+        else:
+            session(input_model)
+    except Exception as exc:
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return None
+
+
+def _checker(input_path: str, args, report: RewriteReport, input_model: onnx.ModelProto | None = None):
     """The checks run on the written (temporary) output before it replaces anything."""
 
     def verify(written: str) -> None:
@@ -76,6 +97,10 @@ def _checker(input_path: str, args, report: RewriteReport):
             pass  # onnxruntime missing: the checker's verdict stands
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            why = _input_loads(input_path, input_model)
+            if why is not None:  # not the rewrite's doing: say so
+                raise ModelError(f"ONNX Runtime cannot load the {args.command}d model: {first}; it cannot load the "
+                                 f"input model either ({why})") from None
             raise ModelError(f"ONNX Runtime cannot load the {args.command}d model: {first}") from None
         if getattr(args, "validate", False):
             from rewrite.validation import validate
@@ -102,13 +127,24 @@ def main(argv=None) -> int:
         outputs = [("output", args.output)] + ([("--report", args.report)] if args.report else [])
         check_output_paths(args.input, model, outputs)
         report_path = getattr(args, "report", None)
+        # the input's own defects are the input's (not blamed on the rewritten model's check)
+        wrap = getattr(args, "elu_in_float32", False)
+        problem = check_input(args.input, model)
+        if problem is not None and not (wrap and problem.only_elus):
+            raise ModelError(problem.message(args.input, wrap))
         if args.command == "fuse":
             fuse = fuse_elu_grad if args.elu_only else fuse_training
             result = fuse(model, strict=args.strict, report=report, base_dir=base_dir)
+            if problem is not None:
+                result = wrap_elus_in_float32(result)
+                names = ", ".join(repr(e[0]) for e in problem.elus)
+                report.notes.append(f"{ELU_FLOAT32_OPTION}: Elu node(s) {names} of bfloat16 compute in float32 "
+                                    "between Casts")
         else:
             result = lower(model, report=report)
         print(report.summary())
-        save(result, args.output, source_dir=base_dir, verify=_checker(args.input, args, report))
+        mended = wrap_elus_in_float32(model) if problem is not None else None
+        save(result, args.output, source_dir=base_dir, verify=_checker(args.input, args, report, mended))
     except ValidationFailed as exc:
         print(f"error: {exc}; nothing written", file=sys.stderr)
         status = 1

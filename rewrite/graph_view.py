@@ -270,10 +270,36 @@ class GraphView:
         value = self.uniform(tensor)
         return value is not None and float(value) == target
 
+    def is_one(self, tensor) -> bool:
+        """``tensor`` is a constant whose every element is exactly 1 in its own dtype (after any
+        Cast / CastLike that forms it; through Expand and view ops): a Mul by it is the identity.
+        Unlike :meth:`uniform` (float32), a float64 1 + 2^-52 is not 1."""
+        if not self.is_scalar(tensor, 1.0):
+            return False
+        for _ in range(8):
+            value = self.const(tensor)
+            if value is None and isinstance(tensor, gs.Constant) and getattr(tensor, "data_location", None) \
+                    != TensorProto.EXTERNAL:
+                value = np.asarray(tensor.values)
+            if value is not None:
+                return _all_exactly_one(value)
+            node = self.producer(tensor)
+            if node is None or not is_default_domain(node):
+                return False
+            if node.op == "ConstantOfShape":
+                fill = node.attrs.get("value")
+                return fill is not None and _all_exactly_one(np.asarray(fill.values))
+            if node.op in ("Expand", *VIEW_OPS) and node.inputs:
+                tensor = node.inputs[0]
+                continue
+            return False
+        return False
+
     # -- identity-like wrappers -----------------------------------------------------------
     def strip(self, tensor):
-        """Look through Identity and Mul-by-1 (a one-element constant 1): the tensor itself.
-        Memoized per tensor (the result holds the same values whatever edits follow)."""
+        """Look through Identity and Mul-by-1 (a constant exactly 1, :meth:`is_one`, that does not
+        broadcast): the tensor itself. Memoized per tensor (the result holds the same values
+        whatever edits follow)."""
         hit = self._strip_cache.get(id(tensor))
         if hit is not None and hit[0] is tensor:
             return hit[1]
@@ -290,9 +316,9 @@ class GraphView:
                 tensor = node.inputs[0]
             elif node.op == "Mul" and len(node.inputs) == 2:
                 a, b = node.inputs
-                if self.is_scalar(b, 1.0) and self.const(a) is None and _same_shape_or_scalar(a, b):
+                if self.is_one(b) and self.const(a) is None and _same_shape_or_scalar(a, b):
                     tensor = a
-                elif self.is_scalar(a, 1.0) and self.const(b) is None and _same_shape_or_scalar(b, a):
+                elif self.is_one(a) and self.const(b) is None and _same_shape_or_scalar(b, a):
                     tensor = b
                 else:
                     return tensor
@@ -312,8 +338,10 @@ class GraphView:
 
     def view_source(self, tensor):
         """``tensor`` with value-preserving view ops (Reshape, Flatten, Squeeze, Unsqueeze,
-        Identity) stripped: the tensor holding the same elements before any reshaping."""
+        Identity) and Mul-by-1 (:meth:`strip`) stripped: the tensor holding the same elements
+        before any reshaping (an unoptimised PyTorch export writes ``Mul(Elu(..), CastLike(1))``)."""
         for _ in range(16):
+            tensor = self.strip(tensor)
             node = self.producer_op(tensor, *VIEW_OPS)
             if node is None or not node.inputs:
                 return tensor
@@ -596,6 +624,14 @@ def _same_shape_or_scalar(tensor, one) -> bool:
     """Mul(tensor, 1) keeps ``tensor``'s shape when the 1 is a scalar or has no more dims."""
     s = one.shape
     return s is None or len(s) == 0 or all(d == 1 for d in s) and (tensor.shape is None or len(s) <= len(tensor.shape))
+
+
+def _all_exactly_one(value: np.ndarray) -> bool:
+    """Every element is 1 exactly (compared in float64, which holds every narrower float exactly)."""
+    if value.size == 0 or not _is_number(value) or value.dtype.kind == "c":
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(value.astype(np.float64) == 1.0))
 
 
 def _size(shape) -> int:

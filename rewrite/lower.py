@@ -89,7 +89,7 @@ def _lower(model: onnx.ModelProto, ops: set, report: RewriteReport) -> onnx.Mode
             report.sites.append(SiteReport(
                 rule=f"lower_{node.op}", status="lowered", nodes=[node_label(node)], output=outputs[0].name,
                 grads=inputs[0].name, activations=inputs[1].name if len(inputs) > 1 else None, dtype=dtype,
-                alpha=None if alpha is None else shortest(alpha), exact=True, scope=scope.label,
+                alpha=None if alpha is None else shortest(alpha), exact=True, scope=scope.label, op=node.op,
             ))
     new_nodes = {gid: splice(graphs[gid], r) for gid, r in replaced.items()}
     missing = cleanup(graph, keep_alive, new_nodes, graphs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 
@@ -68,9 +69,19 @@ class RewriteReport:
         return json.dumps(self.to_dict(), indent=indent)
 
     def summary(self) -> str:
+        """The count of sites rewritten and rejected, each by the op its sites become (an ELU
+        backward site ``EluGrad``, a loss site ``SoftmaxCrossEntropyLossAndGrad``, ...), then a line
+        per site."""
         done = "would be rewritten" if self.pass_name == "inspect" else "rewritten"
-        head = (f"{self.pass_name}: {len(self.fused)} site(s) {done}, "
-                f"{len(self.rejected)} rejected" + (" (strict)" if self.strict else ""))
+        head = (f"{self.pass_name}: {len(self.fused)} site(s) {done}{_by_op(self.fused)}, "
+                f"{len(self.rejected)} rejected{_by_op(self.rejected)}" + (" (strict)" if self.strict else ""))
         lines = [head] + ["  " + s.line() for s in self.sites]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _by_op(sites: list[SiteReport]) -> str:
+    """`` (2 EluGrad, 1 SoftmaxCrossEntropyLossAndGrad)``: how many of ``sites`` become each op, in
+    the order the ops first occur ("" for no site)."""
+    counts = Counter(s.op for s in sites)
+    return f" ({', '.join(f'{n} {op}' for op, n in counts.items())})" if counts else ""

@@ -21,7 +21,7 @@ for model in mlp cnn; do
   .venv/bin/python -m models.train_digits --model "$model"
   if [ -x .venv-cann/bin/python ]; then
     echo
-    .venv-cann/bin/python -m models.train_digits --model "$model" --ep cann
+    .venv-cann/bin/python -m models.train_digits --model "$model" --ep cann --no-plot
     .venv/bin/python -m models.train_digits --model "$model" --plot-only
   fi
 done

@@ -35,8 +35,12 @@ def snippets(path: Path = ROOT / "README.md") -> list[Snippet]:
 
 
 def run(snippet: Snippet, cwd: Path, python: str = sys.executable, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run one snippet in ``cwd`` (python: with ``python``; bash: with its venv's bin first on PATH)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    """Run one snippet in ``cwd`` (python: with ``python``; bash: with its venv's bin first on PATH)
+    as a user would: against the installed package, without the checkout on PYTHONPATH (``cwd``
+    must be outside the checkout)."""
+    if ROOT in (Path(cwd).resolve(), *Path(cwd).resolve().parents):
+        raise ValueError(f"run README snippets outside the checkout, not in {cwd}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.setdefault("ORT_DISABLE_TELEMETRY", "1")
     if snippet.lang == "python":
         cmd = [python, "-c", snippet.code]

@@ -4,12 +4,15 @@ The simulator is three shared libraries with the sonames the CANN EP needs
 (``libascendcl.so``, ``libacl_op_compiler.so``, ``libfmk_onnx_parser.so``). Loading them with
 ``RTLD_GLOBAL`` before ``onnxruntime`` loads ``libonnxruntime_providers_cann.so`` makes the real,
 unmodified provider run on them. Environment variables (see README.md): ``ACLSIM_TRACE``,
-``ACLSIM_STREAM_DELAY_US``, ``ACLSIM_FAIL_NEXT_OP``, ``ACLSIM_DEVICE_COUNT``, ``ACLSIM_SOC_NAME``.
+``ACLSIM_STREAM_DELAY_US``, ``ACLSIM_FAIL_NEXT_OP``, ``ACLSIM_DEVICE_COUNT``, ``ACLSIM_SOC_NAME``,
+``ACLSIM_LEAK_REPORT`` (its baseline: :func:`leak_baseline`, :func:`wrap_ortvalue_factories`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 from pathlib import Path
 
@@ -74,6 +77,10 @@ def load() -> ctypes.CDLL:
         acl.aclsimFailNextOp.argtypes = [ctypes.c_char_p, ctypes.c_int32]
         acl.aclsimOpCounts.restype = ctypes.c_char_p
         acl.aclsimOpCounts.argtypes = []
+        acl.aclsimMarkLeakBaseline.restype = ctypes.c_int64
+        acl.aclsimMarkLeakBaseline.argtypes = []
+        acl.aclsimLeakBaselineScope.restype = ctypes.c_int
+        acl.aclsimLeakBaselineScope.argtypes = [ctypes.c_int]
         _handles.extend(handles)
     return _handles[0]
 
@@ -98,3 +105,51 @@ def op_counts() -> dict[str, int]:
 def fail_next_op(op_type: str | None, error_code: int = 0) -> None:
     """Make the next aclopCompileAndExecute of ``op_type`` ("*" = any) fail once; None disarms."""
     load().aclsimFailNextOp(op_type.encode() if op_type is not None else None, error_code)
+
+
+def mark_leak_baseline() -> int:
+    """Mark the device memory live now as the leak baseline of ``ACLSIM_LEAK_REPORT`` (held on
+    purpose until the process ends: named in a note, not counted, never a failure); returns how
+    many blocks were marked. Memory allocated later and still live at exit is reported as before."""
+    return int(load().aclsimMarkLeakBaseline())
+
+
+@contextlib.contextmanager
+def leak_baseline():
+    """A scope (this thread) whose device allocations are leak baseline (see :func:`mark_leak_baseline`)."""
+    lib = load()
+    lib.aclsimLeakBaselineScope(1)
+    try:
+        yield
+    finally:
+        lib.aclsimLeakBaselineScope(0)
+
+
+#: onnxruntime.OrtValue factories whose device memory comes from the Python binding's own arena
+ORTVALUE_FACTORIES = ("ortvalue_from_numpy", "ortvalue_from_numpy_with_onnx_type", "ortvalue_from_shape_and_type")
+
+
+def wrap_ortvalue_factories() -> None:
+    """Run onnxruntime's ``OrtValue`` factories inside :func:`leak_baseline` (idempotent).
+
+    onnxruntime's Python binding allocates an OrtValue on ``"cann"`` from one arena per NPU that it
+    keeps until the process ends (1 MiB from the first OrtValue on, growing with larger ones);
+    without this the exit leak report would call it a leak. Called by ``cann_ep.use_simulator()``.
+    """
+    try:
+        import onnxruntime as ort
+    except ImportError:  # nothing to wrap
+        return
+    for name in ORTVALUE_FACTORIES:
+        attr = ort.OrtValue.__dict__.get(name)
+        if not isinstance(attr, classmethod) or getattr(attr.__func__, "_aclsim_baseline", False):
+            continue
+        factory = attr.__func__
+
+        def wrapper(cls, *args, _factory=factory, **kwargs):
+            with leak_baseline():
+                return _factory(cls, *args, **kwargs)
+
+        functools.update_wrapper(wrapper, factory)
+        wrapper._aclsim_baseline = True
+        setattr(ort.OrtValue, name, classmethod(wrapper))

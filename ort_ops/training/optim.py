@@ -9,7 +9,8 @@ comes in two forms:
   ``ai.ortops::AdamUpdate`` node per parameter, and the step-dependent scalars as optimizer state
   ``<kind>.scalars`` (input; ``new.<kind>.scalars`` output) that one or two standard ONNX nodes
   advance every step (:meth:`Optimizer.scalar_state` gives its value after any number of
-  steps): nothing comes from the host per step, and on CANN the update is CANN's own fused op.
+  steps; checkpoints keep the graph's values, :meth:`Optimizer.resume_scalar_states`): nothing
+  comes from the host per step, and on CANN the update is CANN's own fused op.
   Adam also keeps a second float64 state ``adam.bias`` and derives from both, once per step for
   every parameter, the float32 ``cann_scalars`` its CANN kernel hands ApplyAdamW (bias corrections
   formed in float64, :func:`ort_ops.ops.adam_update.cann_scalars`); its CPU kernel only checks them.
@@ -46,6 +47,8 @@ from ort_ops.training.interface import grad_name
 
 _NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
 
+MAX_STEPS = 2**53  # the largest step count: integers up to it are exact in float64 (beta ** step)
+
 
 class Optimizer:
     """Base: a name, hyperparameters (a dataclass), state slots, an update graph."""
@@ -70,14 +73,63 @@ class Optimizer:
 
     def scalar_state(self, steps: int) -> np.ndarray:
         """The fused graph's scalar state after ``steps`` updates (the input of update ``steps + 1``),
-        exactly the value the graph's own scalar-update nodes reach: a function of the step count
-        and ``lr`` only, so checkpoints need not store it."""
+        exactly the value the graph's own scalar-update nodes reach from the start: a function of the
+        step count and ``lr`` only (Adam's in O(steps): checkpoints store the graph's values, see
+        :meth:`resume_scalar_states`)."""
         raise NotImplementedError
 
     def scalar_states(self, steps: int) -> dict[str, np.ndarray]:
         """Every scalar state of the fused graph after ``steps`` updates, by input name (its
-        output is ``new.<name>``): :attr:`scalars_name` and, for Adam, ``adam.bias``."""
+        output is ``new.<name>``): :attr:`scalars_name` and, for Adam, ``adam.bias``. Adam's are
+        formed as the graph forms them, one float64 multiplication per step: O(steps), for tests and
+        a trainer's start; a resumed trainer uses :meth:`resume_scalar_states`."""
         return {self.scalars_name: self.scalar_state(steps)}
+
+    def closed_form_scalar_states(self, steps: int) -> dict[str, np.ndarray]:
+        """The scalar states after ``steps`` updates in O(1): equal to :meth:`scalar_states` for SGD;
+        for Adam the powers as ``pow`` forms them (PyTorch's ``beta ** step``, a few float64 ulps from
+        the graph's repeated products)."""
+        return self.scalar_states(steps)
+
+    def resume_scalar_states(self, steps: int, stored: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+        """The scalar states a trainer resumed after ``steps`` updates starts from, in O(1): ``stored``
+        (the graph's own values, which checkpoints keep) once :meth:`check_scalar_states` accepts
+        them, else (a checkpoint of the unfused graph, or of a version that did not keep them)
+        :meth:`closed_form_scalar_states`."""
+        if stored is None:
+            return self.closed_form_scalar_states(steps)
+        self.check_scalar_states(steps, stored)
+        want = self.scalar_states(0)
+        return {k: np.array(stored[k], want[k].dtype) for k in want}
+
+    def check_scalar_states(self, steps: int, stored: Mapping[str, np.ndarray]) -> None:
+        """``ValueError`` naming the value unless ``stored`` can be the fused graph's scalar states
+        after ``steps`` updates with these hyperparameters (names, shapes, exact values where they
+        are exact, Adam's powers within the rounding of ``steps`` float64 multiplications)."""
+        steps = self._check_steps(steps)
+        first = self.scalar_states(0)
+        if sorted(stored) != sorted(first):
+            raise ValueError(f"scalar states {sorted(stored)}, expected {sorted(first)}")
+        for name, start in first.items():
+            value = np.asarray(stored[name])
+            if value.shape != start.shape or value.dtype.kind not in "fiu":
+                raise ValueError(f"scalar state {name!r} is {value.dtype}{list(value.shape)}, expected "
+                                 f"{start.dtype}{list(start.shape)}")
+            value = value.astype(np.float64)
+            if not np.isfinite(value).all():
+                raise ValueError(f"scalar state {name!r} = {value.tolist()} is not finite")
+            if np.array(value, start.dtype).astype(np.float64).tolist() != value.tolist():
+                raise ValueError(f"scalar state {name!r} = {value.tolist()} is not a {start.dtype} value")
+            for i, (got, want, slack) in enumerate(zip(value.tolist(), *self._scalar_bounds(name, steps))):
+                if not abs(got - want) <= slack:
+                    raise ValueError(f"scalar state {name!r}[{i}] = {got!r} does not fit {steps} steps of "
+                                     f"{self.config()}: expected {want!r}" + (f" (within {slack!r})" if slack else ""))
+
+    def _scalar_bounds(self, name: str, steps: int) -> tuple[list[float], list[float]]:
+        """What each element of scalar state ``name`` after ``steps`` updates is, and how far the graph's
+        rounding can take it from that."""
+        want = self.closed_form_scalar_states(steps)[name].astype(np.float64).tolist()
+        return want, [0.0] * len(want)
 
     def _shared_inputs(self, nodes: list, inits: list, inputs: list, outputs: list) -> list[str]:
         """Nodes computing, once per step, extra inputs of every fused node (appended to them)."""
@@ -88,13 +140,30 @@ class Optimizer:
         """Whether the default graph for parameters of ``dtype`` is the fused one (float32)."""
         return np.dtype(dtype) == np.float32
 
-    @staticmethod
-    def check_lr(lr) -> float:
+    def check_lr(self, lr) -> float:
         """``lr`` as a float; ``ValueError`` unless it is a finite number >= 0."""
-        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(lr) or lr < 0:
-            raise ValueError(f"the learning rate must be a finite number >= 0, got {lr!r}")
-        return float(lr)
+        return _number(self._owner(), "lr", lr, "a finite number >= 0 (the learning rate)", lambda v: v >= 0)
+
+    def _owner(self) -> str:
+        return type(self).__name__
+
+    def check_dtype(self, dtype) -> None:
+        """``ValueError`` naming the hyperparameter when one of them (or a value the update graph
+        forms from them, such as Adam's first step size ``lr / (1 - beta1)``) overflows ``dtype``,
+        the dtype of the update graph's constants and per-step scalars, or a nonzero one rounds to 0."""
+        dtype = np.dtype(dtype)
+        largest = float(np.finfo(dtype).max)
+        for name, value, what in self._graph_values(dtype):
+            context = f"{what}: the parameters are {dtype}, and so is the update graph's arithmetic"
+            if not abs(value) <= largest:
+                raise ValueError(f"{self._owner()} {name} = {value!r} overflows {dtype} (largest {largest!r}){context}")
+            if value != 0 and float(np.array(value).astype(dtype)) == 0:
+                raise ValueError(f"{self._owner()} {name} = {value!r} rounds to 0 in {dtype}{context}")
+
+    def _graph_values(self, dtype: np.dtype) -> list[tuple[str, float, str]]:
+        """``(name, value, explanation)`` of every value the update graph for ``dtype`` parameters holds in
+        that dtype."""
+        raise NotImplementedError
 
     def _fused_attributes(self) -> dict:
         raise NotImplementedError
@@ -104,9 +173,9 @@ class Optimizer:
 
     @staticmethod
     def _check_steps(steps) -> int:
-        """``steps`` (a count of updates) as an int; ``ValueError`` unless an int >= 0."""
-        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-            raise ValueError(f"a step count is an int >= 0, got {steps!r}")
+        """``steps`` (a count of updates) as an int; ``ValueError`` unless an int in [0, MAX_STEPS]."""
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 0 <= steps <= MAX_STEPS:
+            raise ValueError(f"a step count is an int in [0, 2**53], got {steps!r}")
         return int(steps)
 
     @staticmethod
@@ -128,6 +197,7 @@ class Optimizer:
             raise ValueError(f"optimizer parameters must be float32 or float64, got {dtype}")
         if fused is None:
             fused = self.fuses(dtype)
+        self.check_dtype(dtype)
         if fused:
             if dtype != np.float32:
                 raise ValueError(f"the fused {self.fused_op} update is for float32 parameters, got {dtype}")
@@ -200,6 +270,20 @@ class Optimizer:
         return model
 
 
+def _number(owner: str, name: str, value, accepted: str, in_range) -> float:
+    """``value`` as a float; ``ValueError`` naming ``owner``'s hyperparameter ``name``, its value and
+    the ``accepted`` range unless it is a real number (not a bool) that is finite and ``in_range``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{owner} {name} must be {accepted}, got {value!r} ({type(value).__name__})")
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond float64
+        as_float = math.inf
+    if not math.isfinite(as_float) or not in_range(as_float):
+        raise ValueError(f"{owner} {name} must be {accepted}, got {value!r}")
+    return as_float
+
+
 def _op(nodes: list, op: str, a: str, b: str | None, out: str) -> str:
     nodes.append(helper.make_node(op, [a] if b is None else [a, b], [out]))
     return out
@@ -220,9 +304,15 @@ class SGD(Optimizer):
     fused_op = "SGDUpdate"
 
     def __post_init__(self):
-        for field_name in ("lr", "momentum", "weight_decay"):
-            if getattr(self, field_name) < 0:
-                raise ValueError(f"SGD {field_name} must be >= 0, got {getattr(self, field_name)}")
+        # torch.optim.SGD's ranges (lr, momentum, weight_decay >= 0; dampening any number), finite
+        self.lr = self.check_lr(self.lr)
+        for field_name in ("momentum", "weight_decay"):
+            setattr(self, field_name, _number("SGD", field_name, getattr(self, field_name), "a finite number >= 0",
+                                              lambda v: v >= 0))
+        self.dampening = _number("SGD", "dampening", self.dampening, "a finite number", lambda v: True)
+        if not isinstance(self.nesterov, (bool, np.bool_)):
+            raise ValueError(f"SGD nesterov must be True or False, got {self.nesterov!r}")
+        self.nesterov = bool(self.nesterov)
         if self.nesterov and (self.momentum <= 0 or self.dampening != 0):
             raise ValueError("SGD nesterov=True requires momentum > 0 and dampening = 0 "
                              f"(got momentum={self.momentum}, dampening={self.dampening})")
@@ -240,6 +330,11 @@ class SGD(Optimizer):
         first = steps == 0
         return np.array([self.lr, 0.0 if first else self.momentum, 1.0 if first else 1.0 - self.dampening],
                         np.float32)
+
+    def _graph_values(self, dtype):
+        return [("lr", self.lr, ""), ("momentum", self.momentum, ""), ("dampening", self.dampening, ""),
+                ("weight_decay", self.weight_decay, ""),
+                ("dampening", 1.0 - self.dampening, " (as 1 - dampening, the gradient's scale)")]
 
     def _fused_attributes(self) -> dict:
         return {"momentum": float(self.momentum), "dampening": float(self.dampening),
@@ -287,12 +382,35 @@ class Adam(Optimizer):
     fused_op = "AdamUpdate"
 
     def __post_init__(self):
-        self.betas = tuple(float(b) for b in self.betas)
-        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
-            raise ValueError(f"Adam betas must be two values in [0, 1), got {self.betas}")
-        if self.lr < 0 or self.eps < 0 or self.weight_decay < 0:
-            raise ValueError(f"Adam lr, eps, weight_decay must be >= 0, got {self.lr}, {self.eps}, "
-                             f"{self.weight_decay}")
+        # torch.optim.Adam's ranges (lr, eps, weight_decay >= 0; betas in [0, 1)), finite
+        self.lr = self.check_lr(self.lr)
+        betas = self.betas
+        if isinstance(betas, (str, bytes)) or not hasattr(betas, "__len__") or len(betas) != 2:
+            raise ValueError(f"Adam betas must be two numbers in [0, 1) (beta1, beta2), got {betas!r}")
+        self.betas = tuple(_number("Adam", f"betas[{i}]", b, "a number in [0, 1)", lambda v: 0.0 <= v < 1.0)
+                           for i, b in enumerate(betas))
+        for field_name in ("eps", "weight_decay"):
+            setattr(self, field_name, _number("Adam", field_name, getattr(self, field_name), "a finite number >= 0",
+                                              lambda v: v >= 0))
+
+    def _graph_values(self, dtype):
+        # the first step's size lr / (1 - beta1) is the largest (1 - beta1**t grows with t)
+        first = self.lr / (1.0 - self.betas[0])
+        values = [("lr", self.lr, ""), ("lr", first, f" (as the first step's size lr / (1 - beta1) = {first!r})"),
+                  ("eps", self.eps, ""), ("weight_decay", self.weight_decay, "")]
+        if dtype == np.float32:  # the fused graph's cann_scalars: lr * k1 * sqrt(k2 * bc2) <= lr * k1 * sqrt(k2)
+            k1, k2 = compensations(*self.betas)
+            cann = self.lr * k1 * math.sqrt(k2)
+            values.append(("lr", cann, f" (as lr * k1 * sqrt(k2) = {cann!r}, in the CANN kernel's scalars)"))
+        return values
+
+    def check_dtype(self, dtype) -> None:
+        for i, beta in enumerate(self.betas):  # first: the compensations divide by 1 - beta
+            if float(np.asarray(beta).astype(dtype)) >= 1.0:
+                dt = np.dtype(dtype)
+                raise ValueError(f"Adam betas[{i}] = {beta!r} rounds to 1 in {dt}, must be in [0, 1) there: the "
+                                 f"parameters are {dt}, and so is the update graph's arithmetic")
+        super().check_dtype(dtype)
 
     def step_scalars(self, step: int) -> dict[str, float]:
         step = self._check_step(step)
@@ -339,6 +457,30 @@ class Adam(Optimizer):
 
     def scalar_states(self, steps: int) -> dict[str, np.ndarray]:
         return {self.scalars_name: self.scalar_state(steps), self.bias_name: self.bias_state(steps)}
+
+    def closed_form_scalar_states(self, steps: int) -> dict[str, np.ndarray]:
+        steps = self._check_steps(steps)
+        (b1, b2), (start, _, _) = self._betas(), self._bias_constants()
+        p1, p2 = math.pow(b1, steps), math.pow(b2, steps)
+        return {self.scalars_name: np.array([self.lr, p1, p2], np.float64),
+                self.bias_name: np.array([start[0] * p2, 0.0, start[2] * p2], np.float64)}
+
+    def _scalar_bounds(self, name, steps):
+        # t float64 multiplications of s by b land within (e^(t u') - 1) s b^t + 2^-1075 / (1 - b) of
+        # s b^t (u' = 2^-52 covers the relative rounding 2^-53 and pow's own error; each rounding in
+        # the subnormal range is at most 2^-1075, and earlier ones decay by b per step): bounded
+        # generously by 2 (e^(t 2^-52) - 1 + 2^-50) s b^t + 2^-1070 / (1 - b)
+        want, _ = super()._scalar_bounds(name, steps)
+        (b1, b2), (start, _, _) = self._betas(), self._bias_constants()
+        growth = 2.0 * (math.expm1(steps * 2.0**-52) + 2.0**-50)
+
+        def floor(b: float) -> float:
+            return 2.0**-1070 / (1.0 - b)
+
+        if name == self.scalars_name:
+            return want, [0.0, growth * want[1] + floor(b1), growth * want[2] + floor(b2)]
+        return want, [growth * want[0] + (floor(b2) if start[0] else 0.0), 0.0,
+                      growth * want[2] + (floor(b2) if start[2] else 0.0)]
 
     def _shared_inputs(self, nodes, inits, inputs, outputs):
         # cann_scalars = [lr, b1p, 1] * sqrt(float32([k1²k2, 1, eps²k2] - bias·[b2, 1, b2])), bias·[b2, 1, b2]

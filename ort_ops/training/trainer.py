@@ -55,7 +55,7 @@ import ort_ops
 from ort_ops.files import atomic_write
 from ort_ops.input_ranges import check_labels, label_ranges
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
-from ort_ops.training.optim import SGD, Adam, Optimizer
+from ort_ops.training.optim import MAX_STEPS, SGD, Adam, Optimizer
 from ort_ops.training.step_graph import build_step_graph
 
 CHECKPOINT_FORMAT = 1
@@ -357,18 +357,24 @@ class Trainer:
         return losses
 
     def set_learning_rate(self, lr: float) -> None:
-        """Use learning rate ``lr`` from the next step on (a finite number >= 0; ``ValueError``
-        otherwise, and nothing changes). Fused update: one copy of the scalar state (to the
-        device, with ``device="cann"``) now, none per step. Checkpoints store it."""
-        lr = self.optimizer.check_lr(lr)
+        """Use learning rate ``lr`` from the next step on (a finite number >= 0 that the update
+        graph's dtype holds; ``ValueError`` otherwise, and nothing changes). Fused update: the
+        scalar state holding lr is read back and put again with the new lr (one copy each way, with
+        ``device="cann"``) now, none per step. Checkpoints store it."""
         changed = copy.deepcopy(self.optimizer)
-        changed.lr = lr
+        changed.lr = changed.check_lr(lr)
+        changed.check_dtype(self.dtype)
         parity = self.step_count % 2
         # A new value in place of the current one (onnxruntime-cann cannot write into a device
         # OrtValue): it is the next step's input, and the other binding's output target.
-        # fused: the scalar state holding lr (Adam's bias state does not depend on it); unfused: none
+        # fused: the scalar state holding lr at index 0 (Adam's bias state does not depend on it),
+        # the rest as the graph left it; unfused: none
         name = self.optimizer.scalars_name
-        fresh = {name: self._put(changed.scalar_state(self.step_count))} if self.fused else {}
+        fresh = {}
+        if self.fused:
+            state = np.array(self._sets[parity][name].numpy())
+            state[0] = changed.lr
+            fresh[name] = self._put(state)
         for k, value in fresh.items():
             self._sets[parity][k] = value
             self._bindings[1 - parity].bind_ortvalue_output("new." + k, value)
@@ -401,6 +407,9 @@ class Trainer:
         """
         meta = {"format": CHECKPOINT_FORMAT, "step": self.step_count,
                 "optimizer": self.optimizer.config(), "params": self.names}
+        if self.fused:  # the graph's own scalar states (JSON floats round-trip float64 exactly)
+            cur = self._current()
+            meta["scalars"] = {k: np.asarray(cur[k].numpy(), np.float64).tolist() for k in self._scalar_keys}
         arrays = {f"param/{n}": a for n, a in self.parameters().items()}
         arrays.update({f"state/{k}": a for k, a in self.optimizer_state().items()})
         if not allow_nonfinite:
@@ -419,8 +428,10 @@ class Trainer:
         are checked first; on any problem :class:`CheckpointError` (a ``ValueError``) names the
         file and what is wrong, and the trainer is left as it was. The learning rate is the
         checkpoint's (it may have been changed by :meth:`set_learning_rate`); the other
-        hyperparameters must equal the trainer's. The fused update's scalar state is recomputed
-        from the step count and the learning rate.
+        hyperparameters must equal the trainer's. The fused update's scalar states are the
+        checkpoint's (checked against the step count and the hyperparameters), or, for a checkpoint
+        without them (of the unfused update, or of an earlier version), formed in closed form from
+        the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1).
         """
         path = os.fspath(path)
         meta, params, state = load_checkpoint_arrays(path)
@@ -432,8 +443,10 @@ class Trainer:
         theirs = meta["optimizer"]
         if {**theirs, "lr": None} != {**mine, "lr": None}:
             raise bad(f"optimizer {theirs} differs from the trainer's {self.optimizer.config()}")
+        loaded = copy.deepcopy(self.optimizer)
         try:
-            lr = self.optimizer.check_lr(theirs.get("lr"))
+            loaded.lr = loaded.check_lr(theirs.get("lr"))
+            loaded.check_dtype(self.dtype)
         except ValueError as exc:
             raise bad(f"optimizer learning rate: {exc}") from None
         if sorted(params) != sorted(self.names):
@@ -448,9 +461,14 @@ class Trainer:
                 if not np.isfinite(a).all():
                     raise bad(f"{kind} {key!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
         step = meta["step"]
-        loaded = copy.deepcopy(self.optimizer)
-        loaded.lr = lr
-        scalars = loaded.scalar_states(step) if self.fused else {}
+        scalars = {}
+        if self.fused:
+            stored = meta.get("scalars")
+            try:
+                scalars = loaded.resume_scalar_states(
+                    step, None if stored is None else {k: np.asarray(v) for k, v in stored.items()})
+            except ValueError as exc:
+                raise bad(f"the fused update's scalar state (meta 'scalars'): {exc}") from None
         sets, bindings = self._make_values(params, state, scalars)  # may fail: nothing is replaced yet
         if step % 2:
             sets.reverse()
@@ -473,8 +491,13 @@ def _read_npz(z, bad) -> tuple[dict, dict]:
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise bad(f"format {meta.get('format')!r}, expected {CHECKPOINT_FORMAT}")
     step = meta.get("step")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise bad(f"step {step!r} is not an int >= 0")
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
+        raise bad(f"step {step!r} is not an int in [0, 2**53]")
+    scalars = meta.get("scalars")
+    if scalars is not None and not (isinstance(scalars, dict) and all(
+            isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            for v in scalars.values())):
+        raise bad(f"the 'scalars' in 'meta' are not lists of numbers by name: {scalars!r:.200}")
     if not isinstance(meta.get("optimizer"), dict):
         raise bad("no optimizer configuration in 'meta'")
     names = meta.get("params")

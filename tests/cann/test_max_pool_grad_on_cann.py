@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from ort_ops import dtypes, ort_io
@@ -110,6 +111,29 @@ def test_pads_cann_cannot_express_fail_the_run_naming_them():
     with pytest.raises(Exception, match=r"pads \[1, 0, 0, 2\] for X \[2, 3, 7, 9\] are neither 0 \(VALID\) nor "
                                         r"TensorFlow's SAME pads for this shape \[0, 1, 1, 1\]"):
         ort_io.run(session, feeds)
+
+
+@pytest.mark.parametrize("name, value", [("dilations", [2, 2]), ("ceil_mode", 1), ("kernel_shpae", [3, 3])])
+def test_an_attribute_it_does_not_define_fails_session_creation_naming_it(name, value):
+    """Issue 19: CANN put the gradient on another element (the CPU kernel dropped it)."""
+    feeds = inputs("float32", [2, 2], [2, 2], [0, 0, 0, 0], 4, 4)
+    model = model_for("float32", feeds, kernel_shape=[2, 2], strides=[2, 2])
+    model.graph.node[0].name = "pool_grad"
+    model.graph.node[0].attribute.append(onnx.helper.make_attribute(name, value))
+    with pytest.raises(Exception, match=rf"node 'pool_grad' has attribute {name}, which MaxPoolGrad does not define"):
+        cann_ep.session(model)
+
+
+@pytest.mark.parametrize("x_shape, kernel, strides", [([1, 1, 1, 3], [2, 2], [2, 2]), ([1, 1, 3, 2], [3, 3], [1, 3])])
+def test_x_smaller_than_the_window_fails_like_the_cpu_ep(x_shape, kernel, strides):
+    y_shape = x_shape[:2] + [1, 1]
+    feeds = {"X": np.zeros(x_shape, np.float32), "Y": np.zeros(y_shape, np.float32),
+             "dY": np.ones(y_shape, np.float32)}
+    model = make_op_model("MaxPoolGrad", "float32", None, input_shapes=[x_shape, y_shape, y_shape],
+                          output_shapes=[x_shape], kernel_shape=kernel, strides=strides)
+    for session in (cann_ep.session(model), make_session(model)):
+        with pytest.raises(Exception, match=r"is smaller than the window"):
+            ort_io.run(session, feeds)
 
 
 def test_a_window_with_two_nans_is_where_cann_and_the_cpu_kernel_differ():

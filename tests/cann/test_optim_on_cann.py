@@ -295,6 +295,17 @@ def test_a_skipped_step_does_not_advance_the_scalars_on_the_npu():
         np.testing.assert_array_equal(skipping._current()[k].numpy(), v.numpy(), err_msg=k)
 
 
+def test_sgd_new_momentum_buffer_with_momentum_zero_fails_session_creation_like_the_cpu_ep():
+    """Issue 19: CANN failed the run with "Unsupported OrtValue type", the CPU EP returned None."""
+    model = make_op_model(op("SGDUpdate"), "float32", None, input_shapes=[[4], [4], None, [3]],
+                          output_shapes=[[4], [4]])
+    message = r"output new_momentum_buffer \('new_momentum_buffer'\) is produced only when momentum != 0"
+    with pytest.raises(Exception, match=message):
+        cann_ep.session(model)
+    with pytest.raises(Exception, match=message):
+        make_session(model)
+
+
 # -- SoCs without the fused ops ----------------------------------------------------------------
 
 _SOC_CHILD = """

@@ -20,8 +20,10 @@ def test_readme_cann_blocks_run_as_written(tmp_path):
         pytest.skip(".venv (with torch, for the training snippet) is missing: run scripts/setup.sh")
     blocks = snippets()
     training = next(s for s in blocks if s.venv == ".venv" and "export_training_graph" in s.code)
-    result = run(training, tmp_path, python=str(main_python))
-    assert result.returncode == 0, result.stderr[-3000:]
+    cli = next(s for s in blocks if s.venv == ".venv" and s.lang == "bash" and "ortops-rewrite fuse" in s.code)
+    for s in (training, cli):
+        result = run(s, tmp_path, python=str(main_python))
+        assert result.returncode == 0, result.stderr[-3000:]
     cann = [s for s in blocks if s.venv == ".venv-cann"]
     assert cann
     for s in cann:

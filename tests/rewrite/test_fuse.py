@@ -76,3 +76,62 @@ def test_report_json_and_inspect():
     ins = inspect_elu_grad(elu_backward("torch"), strict=True)
     assert ins.sites[0].status == "rejected" and "strict" in ins.sites[0].reason
     assert inspect_elu_grad(elu_backward("torch")).sites[0].status == "would fuse"
+
+
+def _head_counts(head: str, what: str) -> dict[str, int]:
+    """``{op: count}`` from the summary line's ``N site(s) <what> (n Op, m Op2)``."""
+    import re
+
+    found = re.search(rf"(\d+) site\(s\) {what}(?: \(([^)]*)\))?,", head) if what != "rejected" else \
+        re.search(r", (\d+) rejected(?: \(([^)]*)\))?", head)
+    assert found, head
+    counts = {op: int(n) for n, op in (part.split(" ") for part in found.group(2).split(", "))} if found.group(2) \
+        else {}
+    assert sum(counts.values()) == int(found.group(1)), head
+    return counts
+
+
+def test_summary_counts_each_kind_of_site():
+    """fuse_training fuses the loss and the max-pool backward too: the summary line says how many
+    sites of each kind (issue 19 item 20), as many as the ops in the fused model."""
+    import rewrite
+    from models.fixture_graphs import training_case
+
+    graph, _, _ = training_case("cnn_elu_fp32")
+    report = RewriteReport()
+    fused = rewrite.fuse_training(graph, report=report)
+    head = report.summary().splitlines()[0]
+    kinds = ("EluGrad", "SoftmaxCrossEntropyLossAndGrad", "MaxPoolGrad")
+    want = {op: ops(fused).count(op) for op in kinds}
+    assert all(want.values()), want
+    assert _head_counts(head, "rewritten") == want
+    assert _head_counts(head, "rejected") == {}
+    assert head.endswith(", 0 rejected")
+
+
+def test_summary_counts_rejected_sites_by_kind():
+    from rewrite.report import SiteReport
+
+    site = lambda status, op, reason=None: SiteReport(rule="r", status=status, nodes=[], output="y", op=op,
+                                                      reason=reason)
+    report = RewriteReport(pass_name="fuse", sites=[
+        site("fused", "EluGrad"), site("rejected", "SoftmaxCrossEntropyLossAndGrad", "why"),
+        site("fused", "EluGrad"), site("rejected", "EluGrad", "why"),
+        site("rejected", "SoftmaxCrossEntropyLossAndGrad", "why")])
+    head = report.summary().splitlines()[0]
+    assert head == "fuse: 2 site(s) rewritten (2 EluGrad), 3 rejected (2 SoftmaxCrossEntropyLossAndGrad, 1 EluGrad)"
+    assert RewriteReport(pass_name="fuse").summary() == "fuse: 0 site(s) rewritten, 0 rejected"
+
+
+def test_lower_summary_names_the_lowered_ops():
+    import rewrite
+    from models.fixture_graphs import training_case
+
+    graph, _, _ = training_case("mlp_elu_fp32")
+    fused = rewrite.fuse_training(graph)
+    report = RewriteReport()
+    lowered = rewrite.lower(fused, report=report)
+    head = report.summary().splitlines()[0]
+    want = {op: ops(fused).count(op) for op in ("EluGrad", "SoftmaxCrossEntropyLossAndGrad") if op in ops(fused)}
+    assert _head_counts(head, "rewritten") == want and len(want) == 2
+    assert not set(want) & set(ops(lowered))

@@ -56,7 +56,7 @@ def test_reports_name_the_layer_and_print_alpha_as_written(exported):
 def test_inspect_says_would_be_rewritten_and_changes_nothing(exported):
     before = exported.SerializeToString()
     report = rewrite.inspect_elu_grad(exported)
-    assert report.summary().startswith("inspect: 2 site(s) would be rewritten, 0 rejected")
+    assert report.summary().startswith("inspect: 2 site(s) would be rewritten (2 EluGrad), 0 rejected\n")
     assert exported.SerializeToString() == before
 
 

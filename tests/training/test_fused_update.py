@@ -1,8 +1,8 @@
 """The trainer's fused optimizer update (``ai.ortops::SGDUpdate`` / ``AdamUpdate``, the default for
 float32 parameters) on the CPU EP: PyTorch's parameters after 30+ steps for every SGD and Adam
 variant (the tolerances of tests/training/test_training.py), bit for bit the unfused update graph,
-``set_learning_rate`` against PyTorch with a changed lr, checkpoints (the scalar state recomputed
-from step and lr), a skipped non-finite step that does not advance the scalars, float64 parameters
+``set_learning_rate`` against PyTorch with a changed lr, checkpoints (the scalar state stored with
+them), a skipped non-finite step that does not advance the scalars, float64 parameters
 on the unfused graph."""
 
 from __future__ import annotations
@@ -158,15 +158,23 @@ def test_set_learning_rate_equals_the_unfused_trainer_bit_for_bit(graph):
         np.testing.assert_array_equal(a, trainers[1].parameters()[k], err_msg=k)
 
 
-@pytest.mark.parametrize("bad", [-0.1, math.nan, math.inf, True, "0.1", None])
-def test_set_learning_rate_rejects_bad_values_and_changes_nothing(graph, bad):
-    trainer = Trainer(graph, _init(), SGD(lr=0.1, momentum=0.9), progress=False)
+@pytest.mark.parametrize("bad, why", [
+    (-0.1, r"lr must be a finite number >= 0 \(the learning rate\), got -0.1"),
+    (math.nan, "lr must be a finite number >= 0 .*got nan"), (math.inf, "lr must be .*got inf"),
+    (True, "lr must be .*got True"), ("0.1", "lr must be .*got '0.1' .str."), (None, "lr must be .*got None"),
+    # the float32 update graph cannot hold them (issue 19 item 11)
+    (1e39, r"lr = 1e\+39 overflows float32 \(largest 3.40282"), (1e-50, "lr = 1e-50 rounds to 0 in float32"),
+])
+@pytest.mark.parametrize("name", ["sgd", "adam"])
+def test_set_learning_rate_rejects_bad_values_and_changes_nothing(graph, bad, why, name):
+    opt = SGD(lr=0.1, momentum=0.9) if name == "sgd" else Adam(lr=0.1)
+    trainer = Trainer(graph, _init(), opt, progress=False)
     trainer.fit([_np(b) for b in _batches(2)])
-    before = trainer._current()["sgd.scalars"].numpy().copy()
-    with pytest.raises(ValueError, match="learning rate must be a finite number >= 0"):
+    before = trainer._current()[opt.scalars_name].numpy().copy()
+    with pytest.raises(ValueError, match=f"{type(opt).__name__} {why}"):
         trainer.set_learning_rate(bad)
     assert trainer.optimizer.lr == 0.1
-    np.testing.assert_array_equal(trainer._current()["sgd.scalars"].numpy(), before)
+    np.testing.assert_array_equal(trainer._current()[opt.scalars_name].numpy(), before)
 
 
 @pytest.mark.parametrize("split", [9, 14])  # odd and even: the value sets swap on resume
@@ -186,7 +194,9 @@ def test_checkpoint_after_a_learning_rate_change_resumes_exactly(graph, tmp_path
     path = tmp_path / "ckpt.npz"
     first.save_checkpoint(path)
     meta, _, state = load_checkpoint_arrays(path)
-    assert meta["optimizer"]["lr"] == opt.lr / 4  # the format is unchanged: the scalars are not stored
+    assert meta["optimizer"]["lr"] == opt.lr / 4
+    # the fused graph's scalar states in meta (the lr changed too), not among the state arrays
+    assert meta["scalars"][opt.scalars_name][0] == np.array(opt.lr / 4, opt.scalar_state(0).dtype)
     assert sorted(state) == sorted(first.optimizer_state()) and not any(k.endswith("scalars") for k in state)
 
     resumed = Trainer(graph, _init(), opt, progress=False)  # built with the original lr

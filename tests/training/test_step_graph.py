@@ -106,7 +106,8 @@ def test_fused_update_is_one_op_per_parameter_and_a_few_scalar_nodes():
                          ids=["sgd", "sgd-plain", "adam"])
 def test_the_graphs_scalar_update_reaches_scalar_state(opt):
     """The scalar-update nodes advance the state exactly as scalar_state(steps) computes it, over
-    many steps (what checkpoints rely on: they store only the step count and lr)."""
+    many steps (a trainer starts from scalar_states(0); checkpoints store the graph's values, which
+    check_scalar_states accepts: the stored values of a resumed run are the graph's own)."""
     update = opt.build_graph(SHAPES)
     names = list(opt.scalar_states(0))
     scalar_nodes = [n for n in update.graph.node if n.domain == ""]
@@ -123,6 +124,7 @@ def test_the_graphs_scalar_update_reaches_scalar_state(opt):
         values = {o[len("new."):]: v for o, v in zip(outputs, sess.run(None, values))}
         for name, want in opt.scalar_states(steps).items():
             np.testing.assert_array_equal(values[name], want, err_msg=f"{name} after {steps} steps")
+        opt.check_scalar_states(steps, values)
 
 
 def test_update_output_name_taken_by_the_training_graph():

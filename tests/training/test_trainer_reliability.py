@@ -4,6 +4,7 @@ PyTorch checks them, step counts validated, checkpoint files atomic and with the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import torch.nn.functional as F
 import rewrite
 from models.zoo import elu_mlp, example_batch
 from ort_ops import training
+from ort_ops.ops.adam_update import compensations
 from ort_ops.training.trainer import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
 from ort_ops.training.verify import to_numpy
 
@@ -78,6 +80,25 @@ def _rewrite_checkpoint(src, dst, change):
     np.savez(dst, meta=np.array(json.dumps(meta)), **arrays)
 
 
+class _TooSlow(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds):
+    """Raise _TooSlow in the block after ``seconds`` (a load that loops per step would run for days)."""
+    def expire(signum, frame):
+        raise _TooSlow(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _first_state_key(arrays):
     return next(k for k in sorted(arrays) if k.startswith("state/"))
 
@@ -93,6 +114,18 @@ BAD_CONTENTS = {
     "negative step": (lambda a, m: m.__setitem__("step", -2), "step -2"),
     "step as text": (lambda a, m: m.__setitem__("step", "3"), "step '3'"),
     "unlisted parameter": (lambda a, m: m.__setitem__("params", m["params"][:-1]), "listed in 'meta'"),
+    # the fused update's scalar states (meta "scalars", checked against the step count in O(1))
+    "step beyond 2**53": (lambda a, m: m.__setitem__("step", 2**53 + 1), "is not an int in [0, 2**53]"),
+    "step changed, scalars kept": (lambda a, m: m.__setitem__("step", 50),
+                                   "scalar state 'adam.scalars'[1] = 0.7290000000000001 does not fit 50 steps"),
+    "lr of the scalars differs": (lambda a, m: m["scalars"]["adam.scalars"].__setitem__(0, 0.5),
+                                  "scalar state 'adam.scalars'[0] = 0.5 does not fit 3 steps"),
+    "bias state's zero": (lambda a, m: m["scalars"]["adam.bias"].__setitem__(1, 1e-3),
+                          "scalar state 'adam.bias'[1] = 0.001 does not fit 3 steps"),
+    "NaN scalar state": (lambda a, m: m["scalars"]["adam.bias"].__setitem__(0, float("nan")), "is not finite"),
+    "short scalar state": (lambda a, m: m["scalars"]["adam.bias"].pop(), "'adam.bias' is float64[2]"),
+    "scalar state missing": (lambda a, m: m["scalars"].pop("adam.bias"), "scalar states ['adam.scalars']"),
+    "scalars not lists": (lambda a, m: m.__setitem__("scalars", {"adam.bias": 3}), "not lists of numbers"),
     "object entry": (lambda a, m: a.__setitem__("state/extra", np.array(["x"])), "dtype <U1"),
 }
 
@@ -104,7 +137,7 @@ def test_bad_checkpoint_contents_leave_the_trainer_unchanged(trained, tmp_path, 
     bad = tmp_path / "bad.npz"
     _rewrite_checkpoint(good, bad, change)
     before = _snapshot(trainer)
-    with pytest.raises(CheckpointError, match=re.escape(message)) as err:
+    with _deadline(30), pytest.raises(CheckpointError, match=re.escape(message)) as err:
         trainer.load_checkpoint(bad)
     assert str(bad) in str(err.value)
     _assert_same(_snapshot(trainer), before)
@@ -128,6 +161,87 @@ def _corruptions(data: bytes) -> dict[str, bytes]:
         "truncated by 10 bytes": data[:-10],
         "bytes flipped in an entry": bytes(flipped),
     }
+
+
+def test_bad_checkpoint_contents_are_found_in_constant_time(trained, tmp_path):
+    trainer, good = trained
+    for case in ("step beyond 2**53", "step changed, scalars kept"):
+        bad = tmp_path / "bad.npz"
+        _rewrite_checkpoint(good, bad, BAD_CONTENTS[case][0])
+        with _deadline(5), pytest.raises(CheckpointError):
+            trainer.load_checkpoint(bad)
+
+
+def _fixed_point(start: float, beta: float) -> float:
+    """Where repeated float64 multiplication by beta (< 1) stops moving: a subnormal x with
+    round(x * beta) == x (in the normal range every product is smaller)."""
+    x, steps = start, 0
+    while x * beta != x:
+        x, steps = x * beta, steps + 1
+    assert steps < 10**6
+    return x
+
+
+def test_checkpoint_at_step_10_to_the_12_loads_in_constant_time(trained, tmp_path):
+    """The fused graph's scalar states come from the checkpoint, checked against the step count in
+    O(1) (was: one Python iteration per step, 3.5 s at step 2*10^6, days at 10^12). After 10^12
+    steps of Adam(0.9, 0.999) the graph's powers sit at their fixed points."""
+    trainer, good = trained
+    opt = trainer.optimizer
+    b1, b2 = 0.9, 0.999
+    start = opt.scalar_states(0)[opt.bias_name].tolist()
+    far = {opt.scalars_name: [opt.lr, _fixed_point(1.0, b1), _fixed_point(1.0, b2)],
+           opt.bias_name: [_fixed_point(start[0], b2), 0.0, _fixed_point(start[2], b2)]}
+    assert 0 < far[opt.scalars_name][1] < 1e-320 and 0 < far[opt.scalars_name][2] < 1e-320
+    huge = tmp_path / "huge.npz"
+    _rewrite_checkpoint(good, huge, lambda a, m: m.update(step=10**12, scalars=far))
+    resumed = Trainer(trainer.training_graph, _init(), Adam(lr=1e-2), progress=False)
+    with _deadline(5):
+        resumed.load_checkpoint(huge)
+    assert resumed.step_count == 10**12
+    for name, want in far.items():
+        np.testing.assert_array_equal(resumed._current()[name].numpy(), want, err_msg=name)
+    resumed.step(_batch(5))  # the graph keeps them there
+    for name, want in far.items():
+        np.testing.assert_array_equal(resumed._current()[name].numpy(), want, err_msg=name)
+    # and a state that is not a fixed point is not one of 10^12 steps
+    _rewrite_checkpoint(good, huge, lambda a, m: m.update(step=10**12))
+    message = r"'adam.scalars'\[1\] = 0.7290000000000001 does not fit 1000000000000 steps"
+    with _deadline(5), pytest.raises(CheckpointError, match=message):
+        resumed.load_checkpoint(huge)
+
+
+@pytest.mark.parametrize("steps", [3, 10**12])
+def test_checkpoint_without_scalar_states_resumes_from_pytorchs_powers(trained, tmp_path, steps):
+    """A checkpoint without meta "scalars" (of the unfused update, or of an earlier version): the
+    fused graph's scalar states in closed form, the powers as PyTorch forms them (beta ** step)."""
+    trainer, good = trained
+    old = tmp_path / "old.npz"
+    _rewrite_checkpoint(good, old, lambda a, m: (m.pop("scalars"), m.update(step=steps)))
+    resumed = Trainer(trainer.training_graph, _init(), Adam(lr=1e-2), progress=False)
+    with _deadline(5):
+        resumed.load_checkpoint(old)
+    k1, k2 = compensations(0.9, 0.999)
+    eps2 = float(np.float32(1e-8)) ** 2
+    want = {"adam.scalars": [1e-2, 0.9**steps, 0.999**steps],
+            "adam.bias": [k1 * k1 * k2 * 0.999**steps, 0.0, eps2 * k2 * 0.999**steps]}
+    for name, value in want.items():
+        np.testing.assert_array_equal(resumed._current()[name].numpy(), value, err_msg=name)
+    if steps == 3:  # a few ulps from the graph's own powers: the same float32 update
+        resumed.step(_batch(9))
+        twin = Trainer(trainer.training_graph, _init(), Adam(lr=1e-2), progress=False)
+        twin.load_checkpoint(good)
+        twin.step(_batch(9))
+        _assert_same(_snapshot(resumed), _snapshot(twin))
+
+
+def test_checkpoint_holds_the_graphs_scalar_states(trained):
+    trainer, good = trained
+    meta, _, _ = load_checkpoint_arrays(good)
+    cur = trainer._current()
+    assert sorted(meta["scalars"]) == ["adam.bias", "adam.scalars"]
+    for name, value in meta["scalars"].items():
+        assert np.array(value, np.float64).tobytes() == cur[name].numpy().tobytes(), name
 
 
 def test_corrupt_checkpoint_files_raise_checkpoint_error_naming_the_file(trained, tmp_path):

@@ -32,6 +32,16 @@ __attribute__((visibility("default"))) const char* aclsimSocFamily(void);
 // 1 if the SoC support matrix (src/soc.cc) has `op_type` on the current SoC, else 0. (Whether the
 // simulator implements it is separate: aclopCompileAndExecute then returns ACL_ERROR_OP_NOT_FOUND.)
 __attribute__((visibility("default"))) int aclsimOpAvailable(const char* op_type);
+// The leak baseline: allocations held on purpose for the life of the process, which ACLSIM_LEAK_REPORT
+// names in a note and neither counts nor fails for (the stats still count them). Every other
+// allocation still live at exit is a leak as before.
+// aclsimLeakBaselineScope(1) / (0) enters / leaves a baseline scope on the calling thread (scopes
+// nest; returns the new depth): aclrtMalloc / aclrtMallocHost inside one allocate baseline blocks.
+// cann_ep.use_simulator() wraps onnxruntime's OrtValue constructors in one, because the Python
+// binding keeps the arena they allocate from ("cann": 1 MiB, growing) until the process ends.
+__attribute__((visibility("default"))) int aclsimLeakBaselineScope(int enter);
+// Marks every allocation live now as baseline. Returns the number marked.
+__attribute__((visibility("default"))) int64_t aclsimMarkLeakBaseline(void);
 // Simulator version string.
 __attribute__((visibility("default"))) const char* aclsimVersion(void);
 

@@ -27,6 +27,7 @@ struct Allocation {
   size_t padded;  // ACL's padded size: align32(size) + 32
   MemKind kind;
   uint64_t serial;
+  bool baseline = false;  // held on purpose for the process's life (see aclsim.h): not a leak at exit
 };
 
 struct Heap {
@@ -41,6 +42,9 @@ Heap& heap() {
   static Heap* h = new Heap();  // never destroyed: frees may come during process exit
   return *h;
 }
+
+// Depth of aclsimLeakBaselineScope(1) calls on this thread: allocations made inside are baseline.
+thread_local int t_baseline_depth = 0;
 
 const char* kind_name(MemKind k) {
   return k == MemKind::kDevice ? "device" : k == MemKind::kPinnedHost ? "pinned host" : "host";
@@ -93,7 +97,7 @@ aclError allocate(void** out, size_t size, MemKind kind, const char* api) {
   Heap& h = heap();
   {
     std::lock_guard<std::mutex> lock(h.mu);
-    h.live[user] = Allocation{size, padded, kind, h.next_serial++};
+    h.live[user] = Allocation{size, padded, kind, h.next_serial++, t_baseline_depth > 0};
     h.freed.erase(user);
     h.live_bytes += static_cast<int64_t>(size);
     stat_max(kPeakBytes, h.live_bytes);
@@ -208,15 +212,23 @@ std::string describe(const std::map<uintptr_t, Allocation>& blocks) {
 
 // ACLSIM_LEAK_REPORT=1|fail (read at exit): report allocations still live when the process exits
 // (the CANN EP never calls aclFinalize, so this is where a leaked device pool shows); with "fail"
-// the process then exits with status 66 so a test or CI step fails.
+// the process then exits with status 66 so a test or CI step fails. Baseline blocks (aclsim.h:
+// aclsimLeakBaselineScope / aclsimMarkLeakBaseline; e.g. the arena onnxruntime's Python binding keeps
+// for OrtValues on "cann" for the life of the process) are named in one note line and do not count.
 __attribute__((destructor)) void report_leaks_at_exit() {
   const char* mode = std::getenv("ACLSIM_LEAK_REPORT");
   if (mode == nullptr || *mode == '\0' || std::strcmp(mode, "0") == 0) return;
-  std::string live = describe_live_allocations();
-  if (live.empty()) return;
-  std::fprintf(stderr, "[aclsim] leak report at exit: %s\n", live.c_str());
+  std::map<uintptr_t, Allocation> leaked, held;
+  {
+    Heap& h = heap();
+    std::lock_guard<std::mutex> lock(h.mu);
+    for (const auto& kv : h.live) (kv.second.baseline ? held : leaked).insert(kv);
+  }
+  if (!held.empty())
+    std::fprintf(stderr, "[aclsim] leak report at exit: baseline (not counted): %s\n", describe(held).c_str());
+  if (!leaked.empty()) std::fprintf(stderr, "[aclsim] leak report at exit: %s\n", describe(leaked).c_str());
   std::fflush(stderr);
-  if (std::strcmp(mode, "fail") == 0) std::_Exit(66);
+  if (!leaked.empty() && std::strcmp(mode, "fail") == 0) std::_Exit(66);
 }
 
 }  // namespace
@@ -270,6 +282,31 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr) {
   aclError rc = aclsim::release(devPtr, aclsim::MemKind::kDevice, "aclrtFree");
   ACLSIM_TRACE("aclrtFree(devPtr=%p) = %d", devPtr, rc);
   return rc;
+}
+
+ACL_FUNC_VISIBILITY int64_t aclsimMarkLeakBaseline(void) {
+  aclsim::Heap& h = aclsim::heap();
+  int64_t marked = 0;
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    for (auto& kv : h.live)
+      if (!kv.second.baseline) {
+        kv.second.baseline = true;
+        ++marked;
+      }
+  }
+  ACLSIM_TRACE("aclsimMarkLeakBaseline() = %lld", static_cast<long long>(marked));
+  return marked;
+}
+
+ACL_FUNC_VISIBILITY int aclsimLeakBaselineScope(int enter) {
+  if (enter) {
+    ++aclsim::t_baseline_depth;
+  } else if (aclsim::t_baseline_depth > 0) {
+    --aclsim::t_baseline_depth;
+  }
+  ACLSIM_TRACE("aclsimLeakBaselineScope(enter=%d) = %d", enter, aclsim::t_baseline_depth);
+  return aclsim::t_baseline_depth;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void** hostPtr, size_t size) {

@@ -49,6 +49,11 @@ const KernelEntry kKernels[] = {
     {"Fill", k_fill, "cann_utils.cc Fill"},
     {"TransposeD", k_transpose, "tensor/transpose.cc Transpose (attr perm)"},
     {"Identity", k_identity, "(CANN name; not sent by the EP)"},
+    {"BatchNorm", k_batch_norm,
+     "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
+    {"AvgPoolV2", k_avg_pool_v2, "nn/average_pool.cc AveragePool, GlobalAveragePool (attrs ksize/strides/pads/...)"},
+    {"Flatten", k_flatten, "tensor/flatten.cc Flatten (attr axis)"},
+    {"DropoutV2", k_dropout_v2, "nn/dropout.cc Dropout 12, 13 in training mode (attr p)"},
     // Sent by the ort_ops CANN kernels (docs/cann_ops.md, "ACL op types the simulator implements").
     {"Elu", k_elu, "ort_ops CANN kernels (attrs alpha/scale/input_scale)"},
     {"EluGradV2", k_elu_grad_v2, "ort_ops EluGrad CANN kernel, alpha != 1 (attrs alpha/scale/input_scale/is_result)"},

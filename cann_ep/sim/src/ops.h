@@ -65,4 +65,12 @@ aclError k_apply_adam_w(const OpCall&, Run*);
 // ops/scalar_arith.cc
 aclError k_muls_adds(const OpCall&, Run*);  // Muls and Adds
 aclError k_axpy(const OpCall&, Run*);
+// ops/batch_norm.cc
+aclError k_batch_norm(const OpCall&, Run*);
+// ops/avg_pool.cc
+aclError k_avg_pool_v2(const OpCall&, Run*);
+// ops/flatten.cc
+aclError k_flatten(const OpCall&, Run*);
+// ops/dropout.cc
+aclError k_dropout_v2(const OpCall&, Run*);
 }  // namespace aclsim

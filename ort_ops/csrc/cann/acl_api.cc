@@ -55,7 +55,8 @@ const AclApi* GetAcl(std::string* error) {
         Resolve(rt, "aclopSetAttrString", &api.SetAttrString, &e) &&
         Resolve(rt, "aclSetTensorConst", &api.SetTensorConst, &e) &&
         Resolve(rt, "aclrtSynchronizeStream", &api.SynchronizeStream, &e) &&
-        Resolve(rt, "aclrtMemcpyAsync", &api.MemcpyAsync, &e) && Resolve(rt, "aclrtGetSocName", &api.GetSocName, &e) &&
+        Resolve(rt, "aclrtMemcpyAsync", &api.MemcpyAsync, &e) &&
+        Resolve(rt, "aclrtMemsetAsync", &api.MemsetAsync, &e) && Resolve(rt, "aclrtGetSocName", &api.GetSocName, &e) &&
         Resolve(rt, "aclGetRecentErrMsg", &api.GetRecentErrMsg, &e) &&
         Resolve(compiler, "aclopCompileAndExecute", &api.CompileAndExecute, &e);
   });

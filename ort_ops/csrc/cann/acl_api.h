@@ -24,6 +24,7 @@ struct AclApi {
   decltype(&aclSetTensorConst) SetTensorConst;
   decltype(&aclrtSynchronizeStream) SynchronizeStream;
   decltype(&aclrtMemcpyAsync) MemcpyAsync;
+  decltype(&aclrtMemsetAsync) MemsetAsync;
   decltype(&aclrtGetSocName) GetSocName;
   decltype(&aclGetRecentErrMsg) GetRecentErrMsg;
   decltype(&aclopCompileAndExecute) CompileAndExecute;

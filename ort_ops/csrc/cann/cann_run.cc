@@ -1,6 +1,9 @@
 // Per-run CANN state for kernels.
 #include "cann/cann_run.h"
 
+#include <string>
+#include <utility>
+
 #include "cann/acl_op.h"
 
 namespace ortops::cann {
@@ -24,6 +27,33 @@ OrtStatusPtr CannRun::CopyOnDevice(void* dst, const void* src, size_t bytes) con
   if (bytes == 0 || dst == src) return nullptr;
   const aclError code = acl->MemcpyAsync(dst, bytes, src, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, stream);
   if (code != ACL_SUCCESS) return AclError(*acl, "aclrtMemcpyAsync(device to device)", code);
+  return nullptr;
+}
+
+OrtStatusPtr CannRun::ZeroOnDevice(void* dst, size_t bytes) const {
+  if (bytes == 0) return nullptr;
+  const aclError code = acl->MemsetAsync(dst, bytes, 0, bytes, stream);
+  if (code != ACL_SUCCESS) return AclError(*acl, "aclrtMemsetAsync(zeros)", code);
+  return nullptr;
+}
+
+OrtStatusPtr CannRun::WaitForDeviceFaults(const std::string& who, const char* acl_op) const {
+  const aclError code = acl->SynchronizeStream(stream);
+  if (code == ACL_SUCCESS) return nullptr;
+  const char* message = acl->GetRecentErrMsg();
+  return MakeError(who + ": the device failed running CANN " + acl_op +
+                       " (or work queued before it on the stream): aclrtSynchronizeStream returned ACL error " +
+                       std::to_string(code) + (message != nullptr ? std::string(": ") + message : std::string()),
+                   ORT_RUNTIME_EXCEPTION);
+}
+
+OrtStatusPtr KernelNodeName(const OrtKernelInfo* info, std::string* name) {
+  size_t size = 0;
+  ORTOPS_RETURN_IF_ERROR(Api().KernelInfo_GetNodeName(info, nullptr, &size));
+  std::string text(size, '\0');
+  ORTOPS_RETURN_IF_ERROR(Api().KernelInfo_GetNodeName(info, text.data(), &size));
+  text.resize(size > 0 ? size - 1 : 0);  // size counts the terminating NUL
+  *name = std::move(text);
   return nullptr;
 }
 

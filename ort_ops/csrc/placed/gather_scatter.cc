@@ -1,7 +1,9 @@
 // GatherElements and ScatterElements placed on CANN: CANN's ops of the same names (GatherElements:
 // x, index, attr dim; ScatterElements: data, indices, updates, attrs axis, reduction). CANN follows
 // torch.gather / scatter: indices must lie in [0, size) (ONNX also allows [-size, 0)); the device
-// reports others as a fault at the next synchronisation.
+// reports others as a fault at the next synchronisation. The kernels synchronise right after the
+// launch so that such a fault fails this node by name (SyncForDeviceFaults): the indices live on
+// the device, reading them on the host would need the same wait and a copy.
 #include <string>
 
 #include "placed/common/placed_op.h"
@@ -33,12 +35,13 @@ class GatherElementsKernel : public PlacedKernel {
     CannRun run;
     ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
     const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, "GatherElements")
-        .Input(x.data, Bytes(x), type, x.shape)
-        .Input(index.data, Bytes(index), AclTypeOf(index.type), index.shape)
-        .Output(out, index.count * ElementSize(x.type), type, index.shape)
-        .AttrInt("dim", axis)
-        .Run(run.stream);
+    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
+                               .Input(x.data, Bytes(x), type, x.shape)
+                               .Input(index.data, Bytes(index), AclTypeOf(index.type), index.shape)
+                               .Output(out, index.count * ElementSize(x.type), type, index.shape)
+                               .AttrInt("dim", axis)
+                               .Run(run.stream));
+    return SyncForDeviceFaults(run, "GatherElements");
   }
 
  private:
@@ -76,14 +79,15 @@ class ScatterElementsKernel : public PlacedKernel {
     CannRun run;
     ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
     const aclDataType type = AclTypeOf(data.type);
-    return AclOp(*run.acl, "ScatterElements")
-        .Input(data.data, Bytes(data), type, data.shape)
-        .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
-        .Input(updates.data, Bytes(updates), type, updates.shape)
-        .Output(out, Bytes(data), type, data.shape)
-        .AttrInt("axis", axis)
-        .AttrString("reduction", reduction_.c_str())
-        .Run(run.stream);
+    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterElements")
+                               .Input(data.data, Bytes(data), type, data.shape)
+                               .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
+                               .Input(updates.data, Bytes(updates), type, updates.shape)
+                               .Output(out, Bytes(data), type, data.shape)
+                               .AttrInt("axis", axis)
+                               .AttrString("reduction", reduction_.c_str())
+                               .Run(run.stream));
+    return SyncForDeviceFaults(run, "ScatterElements");
   }
 
  private:

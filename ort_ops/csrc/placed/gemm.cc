@@ -1,7 +1,7 @@
 // Gemm placed on CANN: CANN MatMulV2 (x1, x2, bias; transpose_x1/transpose_x2 from transA/transB).
 // alpha = beta = 1 only (MatMulV2 has no scaling; rewrite.placement leaves other Gemms alone). A
 // C of shape [N] or [1, N] is MatMulV2's bias; any other broadcastable C is added after the
-// product with CANN Add (in place).
+// product with CANN Add (in place). K = 0: Y = C (a copy or CANN BroadcastToD), or zeros.
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::gemm {
@@ -48,11 +48,11 @@ class GemmKernel : public PlacedKernel {
     void* out = nullptr;
     ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
     if (m == 0 || n == 0) return nullptr;
-    if (k == 0) return Fail("an inner dimension of 0 is not supported on CANN");
     CannRun run;
     ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
     const aclDataType type = AclTypeOf(a.type);
     const size_t out_bytes = static_cast<size_t>(m * n) * ElementSize(a.type);
+    if (k == 0) return EmptyProduct(run, c, shape, out, out_bytes);
     AclOp mm(*run.acl, "MatMulV2");
     mm.Input(a.data, Bytes(a), type, a.shape).Input(b.data, Bytes(b), type, b.shape);
     if (as_bias) {
@@ -77,6 +77,21 @@ class GemmKernel : public PlacedKernel {
   }
 
  private:
+  // K = 0: A*B is an empty sum, all zeros, so Y = C broadcast to [M, N] (alpha = beta = 1), or zeros
+  // without C; as the CPU EP gives, bit for bit (C's -0.0 and NaN payloads kept).
+  OrtStatusPtr EmptyProduct(const CannRun& run, const TensorView& c, const std::vector<int64_t>& shape, void* out,
+                            size_t out_bytes) const {
+    if (!c.present) return run.ZeroOnDevice(out, out_bytes);
+    if (c.shape == shape) return run.CopyOnDevice(out, c.data, out_bytes);
+    ORTOPS_RETURN_IF_ERROR(cann::RequireOps(*run.acl, name(), {"BroadcastToD"}));
+    const aclDataType type = AclTypeOf(c.type);
+    return AclOp(*run.acl, "BroadcastToD")
+        .Input(c.data, Bytes(c), type, c.shape)
+        .Output(out, out_bytes, type, shape)
+        .AttrInts("shape", shape)
+        .Run(run.stream);
+  }
+
   int64_t trans_a_ = 0, trans_b_ = 0;
 };
 

@@ -1,5 +1,6 @@
 // ReduceSum (opset 13+ form: axes as an optional host input) placed on CANN: CANN ReduceSum with
-// the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy.
+// the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy; a
+// reduction over an empty axis (x has no elements, the output has some): zeros.
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::reduce {
@@ -46,7 +47,8 @@ class ReduceSumKernel : public PlacedKernel {
     CannRun run;
     ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
     if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
-    if (x.count == 0) return Fail("the sum of an empty tensor is not supported on CANN");
+    // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
+    if (x.count == 0) return run.ZeroOnDevice(out, count * ElementSize(x.type));
     const aclDataType type = AclTypeOf(x.type);
     return AclOp(*run.acl, "ReduceSum")
         .Input(x.data, Bytes(x), type, x.shape)

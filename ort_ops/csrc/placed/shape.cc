@@ -48,8 +48,14 @@ class ShapeKernel : public PlacedKernel {
     switch (kind_) {
       case Kind::kIdentity: *out = in; return nullptr;
       case Kind::kFlatten: {
-        int64_t axis = 0;
-        if (!NormalizeAxis(axis_, in.size() + 1, &axis)) return Fail("axis " + std::to_string(axis_) + " out of range");
+        // ONNX Flatten: axis in [-r, r]; a negative one counts from the back (axis + r), so -r and 0
+        // both put every dimension into the inner one and r puts them all into the outer one.
+        const auto r = static_cast<int64_t>(in.size());
+        if (axis_ < -r || axis_ > r) {
+          return Fail("axis " + std::to_string(axis_) + " is out of range [" + std::to_string(-r) + ", " +
+                      std::to_string(r) + "] for input of shape " + ShapeText(in));
+        }
+        const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
         int64_t outer = 1, inner = 1;
         for (size_t i = 0; i < in.size(); ++i) (static_cast<int64_t>(i) < axis ? outer : inner) *= in[i];
         *out = {outer, inner};

@@ -149,17 +149,29 @@ def test_scalars_must_have_three_values():
 
 
 def test_momentum_buffer_is_given_exactly_when_momentum_is_not_zero():
-    feeds = {"param": np.zeros(4, np.float32), "grad": np.zeros(4, np.float32),
-             "scalars": np.array([0.1, 0.9, 1.0], np.float32)}
-    session = _session_with([[4], [4], None, [3]], [[4], None], momentum=0.9)
+    """Checked when the session is created (the node's inputs against momentum)."""
     with pytest.raises(ORT_ERRORS, match="momentum_buffer must be given exactly when momentum != 0.*absent"):
-        ort_io.run(session, feeds)
-    session = _session_with([[4], [4], [4], [3]], [[4], [4]], momentum=0.0)
+        _session_with([[4], [4], None, [3]], [[4], None], momentum=0.9)
     with pytest.raises(ORT_ERRORS, match="momentum_buffer must be given exactly when momentum != 0.*given"):
-        ort_io.run(session, {**feeds, "momentum_buffer": np.zeros(4, np.float32)})
+        _session_with([[4], [4], [4], [3]], [[4], None], momentum=0.0)
     with pytest.raises(onnx.shape_inference.InferenceError, match=r"momentum 0.89\d* needs the momentum_buffer"):
         onnx.shape_inference.infer_shapes(make_op_model(OP, "float32", None, input_shapes=[[4], [4], None, [3]],
                                                         output_shapes=[[4], None], momentum=0.9), strict_mode=True)
+
+
+def test_new_momentum_buffer_with_momentum_zero_fails_session_creation_naming_it():
+    """With momentum 0 there is no buffer (the reference returns None): a node that asks for
+    new_momentum_buffer is refused when the session is created, as on CANN (tests/cann)."""
+    arrays = [np.zeros(4, np.float32), np.zeros(4, np.float32), None, np.array([0.1, 0.0, 1.0], np.float32)]
+    assert sgd_update(*arrays)[1] is None
+    with pytest.raises(ORT_ERRORS, match=r"output new_momentum_buffer \('new_momentum_buffer'\) is produced only "
+                                         r"when momentum != 0; momentum is 0"):
+        _session_with([[4], [4], None, [3]], [[4], [4]])
+
+
+def test_momentum_without_new_momentum_buffer_fails_session_creation():
+    with pytest.raises(ORT_ERRORS, match=r"momentum 0.9\d* != 0 needs the new_momentum_buffer output"):
+        _session_with([[4], [4], [4], [3]], [[4], None], momentum=0.9)
 
 
 @pytest.mark.parametrize("attrs, message", [

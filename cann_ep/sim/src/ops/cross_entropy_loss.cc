@@ -5,7 +5,8 @@
 // (float16/bfloat16 load exactly, results round once), rows in order:
 //   CrossEntropyLoss(input [N, C], target int64 [N], weight float32 [C] optional)
 //       -> loss ([1] for "mean"/"sum", [N] for "none"), log_prob [N, C], zloss, lse_for_zloss
-//     m = max of the row (a NaN makes it NaN), s = sum of expf(x - m) from 0,
+//     m = max of the row (a NaN makes it NaN), s = row_sum of expf(x - m) (row_sum.h: blocks
+//     combined pairwise, as the kernels' vector reductions),
 //     log_prob = x - (m + logf(s))                                         (cross_entropy_loss.h:93, :270)
 //     w_n = 0 if target == ignore_index (compared as int64, :81), else weight[t] or 1;
 //     lp_n = 0 for an ignored row (selected, not multiplied: a NaN there stays out, :272), else log_prob[n, t]
@@ -26,9 +27,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dtypes.h"
 #include "ops.h"
+#include "row_sum.h"
 
 namespace aclsim {
 namespace {
@@ -109,6 +112,7 @@ void forward(const OpCall& c, Reduction reduction, int64_t ignore_index) {
     if (!target_in_range("CrossEntropyLoss", r, index_at(target, r), classes, ignore_index)) return;
   void *loss = c.out[0].data, *log_prob = c.out[1].data;
   float ln_sum = 0.0f, weight_sum = 0.0f;
+  std::vector<float> e(static_cast<size_t>(classes));
   for (int64_t r = 0; r < n; ++r) {
     const int64_t base = r * classes;
     float m = -std::numeric_limits<float>::infinity();
@@ -116,10 +120,9 @@ void forward(const OpCall& c, Reduction reduction, int64_t ignore_index) {
       const float v = static_cast<float>(load_at<T>(x.data, base + k));
       if (v > m || v != v) m = v;
     }
-    float s = 0.0f;
     for (int64_t k = 0; k < classes; ++k)
-      s = fadd(s, std::exp(fsub(static_cast<float>(load_at<T>(x.data, base + k)), m)));
-    const float lse = fadd(m, std::log(s));
+      e[static_cast<size_t>(k)] = std::exp(fsub(static_cast<float>(load_at<T>(x.data, base + k)), m));
+    const float lse = fadd(m, std::log(row_sum(e.data(), e.size())));
     const int64_t t = index_at(target, r);
     const bool ignored = t == ignore_index;
     float lp_t = 0.0f;

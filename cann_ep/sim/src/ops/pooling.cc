@@ -1,5 +1,8 @@
 // Max pooling on NCHW: MaxPoolV3 (forward) and MaxPoolGrad (TF-style backward from the forward
-// input). Both pick a window's maximum the way CANN's MaxPoolGrad kernel does
+// input). MaxPoolV3's own kernel (hicann/ops-nn pooling/max_pool_v3/op_kernel/arch35/
+// max_pool_v3_common.h, MaxPoolImpl) folds the window with the vector Max from -inf; how that
+// instruction treats NaN and +-0.0 is undocumented (asc-devkit docs/api/.../reg_vector/asc_max.md),
+// so both ops pick a window's maximum the way CANN's MaxPoolGrad kernel does
 // (hicann/ops-nn@e5c3fa93 pooling/max_pool_grad/op_kernel/arch35/max_pool_grad_simt.h:40-47,
 // 129-141): scanning the window row by row from its first in-image position, a value replaces the
 // running maximum (initially -inf) when it is larger or NaN. So the first maximum wins ties (-0.0

@@ -1,16 +1,19 @@
 // Softmax family: LogSoftmaxV2 (one axis) and SoftmaxCrossEntropyWithLogits ([N, C] features and
 // soft labels -> per-row loss and backprop). float32 math (float16/bfloat16 load exactly, results
-// round once); along the reduced axis, in increasing index order:
-//   m = max (a NaN makes it NaN), sub = x - m, e = expf(sub), s = sum of e from 0, ls = logf(s)
+// round once); along the reduced axis:
+//   m = max (a NaN makes it NaN), sub = x - m, e = expf(sub), s = row_sum(e) (blocks of 64 in
+//   index order, combined pairwise: row_sum.h), ls = logf(s)
 //   LogSoftmaxV2: y = sub - ls
 //   SoftmaxCrossEntropyWithLogits (hicann/ops-nn@e5c3fa93 activation/softmax_cross_entropy_with_logits/
 //   op_kernel/arch35/softmax_cross_entropy_with_logits_full_load.h:213-237, VfBackProp):
 //     backprop = e / s - labels; loss = sum over c (from the first term) of (ls - sub) * labels.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "dtypes.h"
 #include "ops.h"
+#include "row_sum.h"
 
 namespace aclsim {
 namespace {
@@ -39,6 +42,7 @@ template <typename T>
 void log_softmax(const OpCall& c, AxisSplit a) {
   const void* x = c.in[0].data;
   void* y = c.out[0].data;
+  std::vector<float> e(static_cast<size_t>(a.n));
   for (int64_t o = 0; o < a.outer; ++o)
     for (int64_t in = 0; in < a.inner; ++in) {
       const int64_t base = o * a.n * a.inner + in;
@@ -47,10 +51,9 @@ void log_softmax(const OpCall& c, AxisSplit a) {
         const float v = static_cast<float>(load_at<T>(x, base + k * a.inner));
         if (replaces_max(v, m)) m = v;
       }
-      float s = 0.0f;
       for (int64_t k = 0; k < a.n; ++k)
-        s = fadd(s, std::exp(fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m)));
-      const float ls = std::log(s);
+        e[static_cast<size_t>(k)] = std::exp(fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m));
+      const float ls = std::log(a.n > 0 ? row_sum(e.data(), e.size()) : 0.0f);
       for (int64_t k = 0; k < a.n; ++k) {
         const float sub = fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m);
         store_at<T>(y, base + k * a.inner, static_cast<typename T::Compute>(fsub(sub, ls)));
@@ -70,12 +73,11 @@ void softmax_cross_entropy(const OpCall& c, int64_t n, int64_t classes) {
       const float v = static_cast<float>(load_at<T>(x, base + k));
       if (replaces_max(v, m)) m = v;
     }
-    float s = 0.0f;
     for (int64_t k = 0; k < classes; ++k) {
       sub[k] = fsub(static_cast<float>(load_at<T>(x, base + k)), m);
       e[k] = std::exp(sub[k]);
-      s = fadd(s, e[k]);
     }
+    const float s = row_sum(e.data(), e.size());
     const float ls = std::log(s);
     float total = 0.0f;
     for (int64_t k = 0; k < classes; ++k) {

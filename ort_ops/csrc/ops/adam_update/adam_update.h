@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/declared_op.h"
 #include "common/tensor_checks.h"
 #include "common/tensor_io.h"
@@ -56,6 +57,10 @@ constexpr double kCannScalarsFloor = 1.1754943508222875e-38;  // 2^-126
 
 // Reads the attributes and rejects what torch.optim.Adam rejects (the reference's check_attributes).
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  // torch.optim.Adam's arguments this op does not take (lr is in the scalars)
+  ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {"beta1", "beta2", "eps", "weight_decay"},
+                                                    {"lr", "betas", "amsgrad", "maximize", "foreach", "capturable",
+                                                     "differentiable", "fused", "decoupled_weight_decay"}));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta1", 0.9f, &a->beta1));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta2", 0.999f, &a->beta2));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "eps", 1e-8f, &a->eps));

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/tensor_io.h"
 
 namespace ortops::elu_grad {
@@ -17,6 +18,8 @@ struct Def {
     float alpha = 1.0f;
   };
   static OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* attributes) {
+    // CANN EluGradV2's attributes, which this op does not take
+    ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {"alpha"}, {"scale", "input_scale", "is_result"}));
     return ReadFloatAttribute(info, kName, "alpha", 1.0f, &attributes->alpha);
   }
   static const std::vector<const char*>& InputNames() {

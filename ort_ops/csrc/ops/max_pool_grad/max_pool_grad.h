@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/declared_op.h"
 #include "common/element_type.h"
 #include "common/op_base.h"
@@ -23,13 +24,20 @@ struct Attributes {
   int64_t top = 0, left = 0, bottom = 0, right = 0;  // pads (ONNX order: begins, then ends)
 };
 
-// Output length of floor-mode pooling.
+// Output length of floor-mode pooling; 0 when the padded input is shorter than the window (C++
+// division truncates towards zero: (size - kernel) / stride alone would give 1 there for stride > 1).
 inline int64_t PooledSize(int64_t size, int64_t kernel, int64_t stride, int64_t before, int64_t after) {
-  return (size + before + after - kernel) / stride + 1;
+  const int64_t span = size + before + after;
+  return span < kernel ? 0 : (span - kernel) / stride + 1;
 }
 
 // Reads kernel_shape, strides, pads; an error naming the attribute and its value.
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  // ONNX MaxPool's and torch's pooling attributes this op does not implement (it would ignore them)
+  ORTOPS_RETURN_IF_ERROR(
+      RejectUndeclaredAttributes(info, kName, {"kernel_shape", "strides", "pads"},
+                                 {"auto_pad", "ceil_mode", "dilations", "storage_order", "kernel_size", "ksize",
+                                  "stride", "padding", "dilation", "return_indices"}));
   std::vector<int64_t> kernel, strides, pads;
   ORTOPS_RETURN_IF_ERROR(ReadIntsAttribute(info, kName, "kernel_shape", {2, 2}, &kernel));
   ORTOPS_RETURN_IF_ERROR(ReadIntsAttribute(info, kName, "strides", {1, 1}, &strides));

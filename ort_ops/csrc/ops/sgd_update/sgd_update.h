@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/declared_op.h"
 #include "common/tensor_checks.h"
 #include "common/tensor_io.h"
@@ -25,8 +26,52 @@ struct Attributes {
   bool nesterov = false;
 };
 
-// Reads the attributes and rejects what torch.optim.SGD rejects (the reference's check_attributes).
+// The name of the node's input (`input`) or output `index`: "" when omitted or past the end.
+inline OrtStatusPtr NodeIoName(const OrtKernelInfo* info, bool input, size_t index, std::string* name) {
+  const OrtApi& api = Api();
+  size_t count = 0;
+  ORTOPS_RETURN_IF_ERROR(input ? api.KernelInfo_GetInputCount(info, &count)
+                               : api.KernelInfo_GetOutputCount(info, &count));
+  name->clear();
+  if (index >= count) return nullptr;
+  size_t size = 0;
+  ORTOPS_RETURN_IF_ERROR(input ? api.KernelInfo_GetInputName(info, index, nullptr, &size)
+                               : api.KernelInfo_GetOutputName(info, index, nullptr, &size));
+  name->assign(size, '\0');
+  ORTOPS_RETURN_IF_ERROR(input ? api.KernelInfo_GetInputName(info, index, name->data(), &size)
+                               : api.KernelInfo_GetOutputName(info, index, name->data(), &size));
+  name->resize(size > 0 ? size - 1 : 0);  // size counts the terminating null
+  return nullptr;
+}
+
+// momentum_buffer (input 2) and new_momentum_buffer (output 1) are the node's exactly when
+// momentum != 0 (with momentum 0 there is no buffer to produce): checked when the session is created.
+inline OrtStatusPtr CheckBufferIo(const OrtKernelInfo* info, const Attributes& a) {
+  const bool with_momentum = a.momentum != 0.0f;
+  std::string buffer, new_buffer;
+  ORTOPS_RETURN_IF_ERROR(NodeIoName(info, true, 2, &buffer));
+  ORTOPS_RETURN_IF_ERROR(NodeIoName(info, false, 1, &new_buffer));
+  const std::string op = kName;
+  if (with_momentum == buffer.empty()) {
+    return MakeError(op + ": momentum_buffer must be given exactly when momentum != 0 (momentum " +
+                     std::to_string(a.momentum) + ", momentum_buffer " + (buffer.empty() ? "absent" : "given") + ")");
+  }
+  if (!with_momentum && !new_buffer.empty()) {
+    return MakeError(op + ": output new_momentum_buffer ('" + new_buffer +
+                     "') is produced only when momentum != 0; momentum is 0: omit the output");
+  }
+  if (with_momentum && new_buffer.empty()) {
+    return MakeError(op + ": momentum " + std::to_string(a.momentum) + " != 0 needs the new_momentum_buffer output");
+  }
+  return nullptr;
+}
+
+// Reads the attributes and rejects what torch.optim.SGD rejects (the reference's check_attributes),
+// then the optional buffer input and output against momentum (CheckBufferIo).
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  // torch.optim.SGD's arguments this op does not take (lr is scalars[0])
+  ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {"momentum", "dampening", "weight_decay", "nesterov"},
+                                                    {"lr", "maximize", "foreach", "differentiable", "fused"}));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "momentum", 0.0f, &a->momentum));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "dampening", 0.0f, &a->dampening));
   ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "weight_decay", 0.0f, &a->weight_decay));
@@ -47,7 +92,7 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
     return MakeError(op + ": nesterov=1 needs momentum > 0 and dampening = 0, got momentum " +
                      std::to_string(a->momentum) + ", dampening " + std::to_string(a->dampening));
   }
-  return nullptr;
+  return CheckBufferIo(info, *a);
 }
 
 // One node's inputs (checked) and outputs (allocated).

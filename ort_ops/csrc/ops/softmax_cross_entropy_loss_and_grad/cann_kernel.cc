@@ -1,6 +1,7 @@
 // SoftmaxCrossEntropyLossAndGrad on the CANN EP: CANN single ops on the session's stream, all in
-// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h): no
-// host-device copy, no synchronisation. Two routes, chosen when the kernel is created:
+// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h); the
+// one host copy is target's, for its range check (below). Two routes, chosen when the kernel is
+// created:
 //
 // Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
@@ -21,21 +22,30 @@
 //
 // SoftmaxCrossEntropyWithLogits route, everywhere else:
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
-//   labels = Cast(Equal(target [N, 1], iota [1, C]), float32)         one-hot, built on the device
-//   rows, backprop = SoftmaxCrossEntropyWithLogits(x, labels)         [N], [N, C]
+//   onehot = Equal(target [N, 1], iota [1, C]); labels = Cast(onehot, float32)   built on the device
+//   _, backprop = SoftmaxCrossEntropyWithLogits(x, labels)            [N, C] (its loss is not used)
+//   picked = ReduceSum(SelectV2(onehot, LogSoftmaxV2(x), 0), [1])     [N]: log_softmax at the target
 //   valid = NotEqual(target, ignore_index)                            [N] bool
-//   total = ReduceSum(SelectV2(valid, rows, 0), [0], keep_dims)       [1]
+//   total = Mul(ReduceSum(SelectV2(valid, picked, 0), [0], keep_dims), -1)   [1]
 //   mean:  count = ReduceSum(Cast(valid, float32), [0]); loss = RealDiv(total, count);
 //          scale = RealDiv(d, count)                                  sum: loss = total, scale = d
 //   w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)  (Mul broadcasts [N, 1])
 //   [Cast loss, dlogits to T]
-// iota, ignore_index, the axis and 0 are constant inputs (aclSetTensorConst): no device copy.
+// iota, ignore_index, the axes, 0 and -1 are constant inputs (aclSetTensorConst): no device copy.
+// The loss picks the target's log-probability with a select: SoftmaxCrossEntropyWithLogits's own
+// loss sums labels * (log sum exp - (x - max)) over every class (hicann/ops-nn@e5c3fa93
+// activation/softmax_cross_entropy_with_logits/op_kernel/arch35/
+// softmax_cross_entropy_with_logits_full_load.h:213-237), where a -inf logit of another class
+// gives 0 * inf = NaN; the CPU kernel's loss is finite there.
 //
 // On both routes ignored rows are selected away from the loss (not multiplied by 0), so a NaN or
-// inf in them does not reach it, as in the exporter's graph. The targets are not range-checked
-// (that would need a copy to the host): a target outside [0, C) that is not ignore_index is
-// undefined (docs/ops/SoftmaxCrossEntropyLossAndGrad.md). The CANN ops' availability on the SoC is
-// checked at kernel creation.
+// inf in them does not reach it, as in the exporter's graph. The targets are range-checked on the
+// host first, as on the CPU EP (a target outside [0, C) that is not ignore_index fails the run
+// naming the row and value): one copy of target [N] into host memory, which waits for the work
+// queued before it on the stream (aclrtMemcpyAsync with ordinary host memory returns once the
+// copy is done). Without it the one-hot route would count such a row with an all-zero label
+// (finite loss, no error) and CANN's CrossEntropyLoss would read past the row. The CANN ops'
+// availability on the SoC is checked at kernel creation.
 #include <string>
 #include <vector>
 
@@ -77,9 +87,9 @@ class CannKernel : public Kernel {
     *status = ReadAttributes(info, &attributes_);
     if (*status == nullptr) *status = cann::AclForKernel(kName, &acl_);
     if (*status == nullptr) {
-      *status = cann::RequireOps(
-          *acl_, kName,
-          {"SoftmaxCrossEntropyWithLogits", "Equal", "NotEqual", "Cast", "SelectV2", "ReduceSum", "RealDiv", "Mul"});
+      *status = cann::RequireOps(*acl_, kName,
+                                 {"SoftmaxCrossEntropyWithLogits", "LogSoftmaxV2", "Equal", "NotEqual", "Cast",
+                                  "SelectV2", "ReduceSum", "RealDiv", "Mul"});
     }
     if (*status == nullptr) {
       const std::string family = cann::SocFamily(cann::SocName(*acl_));
@@ -101,6 +111,7 @@ class CannKernel : public Kernel {
     }
     cann::CannRun cann;
     ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    ORTOPS_RETURN_IF_ERROR(CheckTargets(run, cann));
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
     return OneHotRoute(context, run, cann, out);
   }
@@ -110,6 +121,18 @@ class CannKernel : public Kernel {
     void* loss = nullptr;
     void* dlogits = nullptr;
   };
+  // The targets copied to the host (after the work that produces them) and range-checked.
+  OrtStatusPtr CheckTargets(const Run& run, const cann::CannRun& cann) const {
+    const auto n = static_cast<size_t>(run.n);
+    std::vector<int64_t> target(n);
+    const size_t bytes = n * sizeof(int64_t);
+    const aclError rc =
+        cann.acl->MemcpyAsync(target.data(), bytes, run.target.data, bytes, ACL_MEMCPY_DEVICE_TO_HOST, cann.stream);
+    if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": copying target to the host", rc);
+    size_t count = 0;
+    return CountTargets(target.data(), n, run.c, attributes_.ignore_index, &count);
+  }
+
   static constexpr bool kIsF32 = cann::kAclType<T> == ACL_FLOAT;
   static constexpr aclDataType kType = cann::kAclType<T>;
 
@@ -239,7 +262,8 @@ class CannKernel : public Kernel {
 
     Layout layout;
     const size_t at_onehot = layout.Add(n * c), at_labels = layout.Add(f32_nc), at_rows = layout.Add(f32_n),
-                 at_backprop = layout.Add(f32_nc), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
+                 at_backprop = layout.Add(f32_nc), at_lsm = layout.Add(f32_nc), at_picked = layout.Add(f32_nc),
+                 at_neg_total = layout.Add(sizeof(float)), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
                  at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
                  at_count = layout.Add(sizeof(float)), at_loss = layout.Add(sizeof(float)),
                  at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
@@ -249,7 +273,8 @@ class CannKernel : public Kernel {
     char* s = lease.data();
     void *onehot = s + at_onehot, *labels = s + at_labels, *rows = s + at_rows, *backprop = s + at_backprop,
          *valid = s + at_valid, *masked = s + at_masked, *valid_f = s + at_valid_f, *total = s + at_total,
-         *count = s + at_count, *scale = s + at_scale, *w = s + at_w;
+         *count = s + at_count, *scale = s + at_scale, *w = s + at_w, *lsm = s + at_lsm, *picked = s + at_picked,
+         *neg_total = s + at_neg_total;
     const void* x = run.logits.data;
     const void* d = run.dloss.data;
     void* loss32 = kIsF32 ? out.loss : s + at_loss;
@@ -259,8 +284,8 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(CastInputs(acl, stream, run, s + at_x, s + at_d, &x, &d));
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
-    const int64_t axis = 0;
-    const float zero = 0.0f;
+    const int64_t axis = 0, class_axis = 1;
+    const float zero = 0.0f, minus_one = -1.0f;
     const size_t target_bytes = n * sizeof(int64_t);
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Equal")
                                .Input(run.target.data, target_bytes, ACL_INT64, n1)
@@ -274,6 +299,25 @@ class CannKernel : public Kernel {
                                .Output(rows, f32_n, ACL_FLOAT, rows_shape)
                                .Output(backprop, f32_nc, ACL_FLOAT, nc)
                                .Run(stream));
+    // rows = log_softmax(x)[n, target[n]] (0 where the target is no class): one value and zeros
+    // summed, exact in any order
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "LogSoftmaxV2")
+                               .Input(x, f32_nc, ACL_FLOAT, nc)
+                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
+                               .AttrInts("axes", {1})
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
+                               .Input(onehot, n * c, ACL_BOOL, nc)
+                               .Input(lsm, f32_nc, ACL_FLOAT, nc)
+                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
+                               .Output(picked, f32_nc, ACL_FLOAT, nc)
+                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "ReduceSum")
+                               .Input(picked, f32_nc, ACL_FLOAT, nc)
+                               .ConstInput(&class_axis, sizeof(int64_t), ACL_INT64, {1})
+                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
+                               .AttrBool("keep_dims", false)
+                               .Run(stream));
     ORTOPS_RETURN_IF_ERROR(Valid(acl, stream, run, valid));
     ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
                                .Input(valid, n, ACL_BOOL, rows_shape)
@@ -282,7 +326,12 @@ class CannKernel : public Kernel {
                                .Output(masked, f32_n, ACL_FLOAT, rows_shape)
                                .Run(stream));
     void* total_out = attributes_.mean ? total : loss32;
-    ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, masked, n, total_out, &axis));
+    ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, masked, n, neg_total, &axis));
+    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
+                               .Input(neg_total, sizeof(float), ACL_FLOAT, one)
+                               .ConstInput(&minus_one, sizeof(float), ACL_FLOAT, one)
+                               .Output(total_out, sizeof(float), ACL_FLOAT, one)
+                               .Run(stream));
     const void* scale_in = d;
     if (attributes_.mean) {
       ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));

@@ -73,15 +73,7 @@ class CpuKernel : public Kernel {
     std::vector<int64_t> target(n);
     if (n > 0) std::memcpy(target.data(), run.target.data, n * sizeof(int64_t));
     size_t count = 0;
-    for (size_t r = 0; r < n; ++r) {
-      if (target[r] == attributes_.ignore_index) continue;
-      if (target[r] < 0 || target[r] >= run.c) {
-        return MakeError(std::string(kName) + ": target[" + std::to_string(r) + "] = " + std::to_string(target[r]) +
-                         " is outside [0, " + std::to_string(run.c) + ") and is not ignore_index " +
-                         std::to_string(attributes_.ignore_index));
-      }
-      ++count;
-    }
+    ORTOPS_RETURN_IF_ERROR(CountTargets(target.data(), n, run.c, attributes_.ignore_index, &count));
     const double dloss = LoadFloat<T>(run.dloss.data, 0);
     const double weight = !attributes_.mean ? dloss
                           : count > 0       ? dloss / static_cast<double>(count)

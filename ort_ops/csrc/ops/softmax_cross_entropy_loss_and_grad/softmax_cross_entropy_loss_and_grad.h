@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attribute_check.h"
 #include "common/declared_op.h"
 #include "common/element_type.h"
 #include "common/op_base.h"
@@ -25,6 +26,9 @@ struct Attributes {
 };
 
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
+  // F.cross_entropy's and ONNX SoftmaxCrossEntropyLoss's arguments this op does not implement
+  ORTOPS_RETURN_IF_ERROR(
+      RejectUndeclaredAttributes(info, kName, {"ignore_index", "reduction"}, {"label_smoothing", "weight", "axis"}));
   ORTOPS_RETURN_IF_ERROR(ReadIntAttribute(info, kName, "ignore_index", -100, &a->ignore_index));
   std::string reduction;
   ORTOPS_RETURN_IF_ERROR(ReadStringAttribute(info, kName, "reduction", "mean", &reduction));
@@ -59,6 +63,22 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
   }
   run->n = x[0];
   run->c = x[1];
+  return nullptr;
+}
+
+// The number of rows that count (target != ignore_index), or an error naming the first target
+// outside [0, C) that is not ignore_index (the reference's ValueError).
+inline OrtStatusPtr CountTargets(const int64_t* target, size_t n, int64_t c, int64_t ignore_index, size_t* count) {
+  *count = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (target[r] == ignore_index) continue;
+    if (target[r] < 0 || target[r] >= c) {
+      return MakeError(std::string(kName) + ": target[" + std::to_string(r) + "] = " + std::to_string(target[r]) +
+                       " is outside [0, " + std::to_string(c) + ") and is not ignore_index " +
+                       std::to_string(ignore_index));
+    }
+    ++*count;
+  }
   return nullptr;
 }
 

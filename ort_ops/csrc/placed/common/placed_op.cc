@@ -2,6 +2,7 @@
 #include "placed/common/placed_op.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/element_type.h"
 
@@ -12,15 +13,20 @@ OpList& OpList::Add(const char* name, std::vector<IoSpec> inputs, std::vector<Io
   return *this;
 }
 
-PlacedKernel::PlacedKernel(const OrtKernelInfo*, const DeclaredOp& op, OrtStatusPtr* status,
+PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
                            std::initializer_list<const char*> acl_ops)
     : name_(op.GetName()) {
-  *status = cann::AclForKernel(name_, &acl_);
+  *status = cann::KernelNodeName(info, &node_);
+  if (*status == nullptr) *status = cann::AclForKernel(name_, &acl_);
   if (*status == nullptr) *status = cann::RequireOps(*acl_, name_, acl_ops);
 }
 
-OrtStatusPtr PlacedKernel::Fail(const std::string& what) const {
-  return MakeError(std::string(name_) + " on CANN: " + what);
+std::string PlacedKernel::Who() const { return std::string(name_) + " node '" + node_ + "' on CANN"; }
+
+OrtStatusPtr PlacedKernel::Fail(const std::string& what) const { return MakeError(Who() + ": " + what); }
+
+OrtStatusPtr PlacedKernel::SyncForDeviceFaults(const CannRun& run, const char* acl_op) const {
+  return run.WaitForDeviceFaults(Who(), acl_op);
 }
 
 OrtStatusPtr PlacedKernel::Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const {

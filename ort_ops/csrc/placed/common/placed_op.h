@@ -49,8 +49,8 @@ inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, tru
 // An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
 inline IoSpec HostInts(bool optional = false) { return IoSpec{kI64, optional, true}; }
 
-// The kernel base of placed ops: the node's op name (errors), the ACL functions checked at
-// creation against the SoC for the CANN ops the kernel launches.
+// The kernel base of placed ops: the node's op type and name (errors), the ACL functions checked
+// at creation against the SoC for the CANN ops the kernel launches.
 class PlacedKernel : public Kernel {
  public:
   PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
@@ -58,8 +58,11 @@ class PlacedKernel : public Kernel {
 
  protected:
   const char* name() const { return name_; }
-  // An error "<op> on CANN: <what>".
+  // An error "<op> node '<node name>' on CANN: <what>".
   OrtStatusPtr Fail(const std::string& what) const;
+  // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
+  // this node by name.
+  OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
   // Reads required input `index` (named `what` in errors): an error if it is absent.
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.
@@ -68,7 +71,10 @@ class PlacedKernel : public Kernel {
   const cann::AclApi* acl_ = nullptr;
 
  private:
+  std::string Who() const;  // "<op> node '<node name>' on CANN"
+
   const char* name_;
+  std::string node_;  // the node's name ("" if it has none)
 };
 
 // The factory of kernel class K constructed as K(info, op, &status, args...).

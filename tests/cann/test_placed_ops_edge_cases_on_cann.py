@@ -1,0 +1,364 @@
+"""Edge cases of the placed ops on the CANN EP (the ACL simulator): every Flatten axis, empty
+reductions and products (static and symbolic shapes, and ONNX's own node test cases), MaxPool's
+NaN/inf/signed-zero windows, and device faults that name the node. Expected values come from the
+CPU EP on the same one-node model, from ONNX's node test data, or from NumPy."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import helper, numpy_helper
+
+from ort_ops.domain import CANN_DOMAIN, IR_VERSION, OPSET_VERSION
+
+cann_ep = pytest.importorskip("cann_ep")
+PROVIDER = "CANNExecutionProvider"
+OPSET = 20
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cann_runtime():
+    if PROVIDER not in ort.get_available_providers():
+        pytest.skip(f"onnxruntime {ort.__version__} here has no {PROVIDER} (run in .venv-cann)")
+    if not cann_ep.available():
+        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
+    cann_ep.use_simulator()
+
+
+def one_node(op, inputs, attrs=None, consts=(), symbolic=False, name="node"):
+    """A model of one `op` node named `name`; inputs `consts` are initializers; `symbolic`: the
+    graph inputs' dims are named (dim_param), not numbers."""
+    names, graph_inputs, inits = [], [], []
+    for i, value in enumerate(inputs):
+        if value is None:
+            names.append("")
+            continue
+        names.append(f"in{i}")
+        if i in consts:
+            inits.append(numpy_helper.from_array(np.asarray(value), f"in{i}"))
+            continue
+        shape = [f"d{i}_{k}" for k in range(np.ndim(value))] if symbolic else list(np.shape(value))
+        elem = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
+        graph_inputs.append(helper.make_tensor_value_info(f"in{i}", elem, shape))
+    node = helper.make_node(op, names, ["out0"], name=name, **(attrs or {}))
+    graph = helper.make_graph([node], op, graph_inputs, [helper.make_empty_tensor_value_info("out0")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = IR_VERSION
+    return model
+
+
+def feeds_of(inputs, consts=()):
+    return {f"in{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and i not in consts}
+
+
+def cpu_and_placed(model, feeds):
+    """(CPU EP outputs, placed outputs) of `model`; asserts its node was placed on CANN."""
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    return want, session.run(None, feeds)
+
+
+def assert_bits_equal(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    np.testing.assert_array_equal(np.ravel(got).view(np.uint8), np.ravel(want).view(np.uint8))
+
+
+# -- Flatten: axis in [-r, r], a negative one counts from the back (axis + r) ----------------------
+
+@pytest.mark.parametrize("axis", range(-3, 4))
+def test_flatten_every_axis(axis):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (want,), (got,) = cpu_and_placed(one_node("Flatten", [x], {"axis": axis}), feeds_of([x]))
+    r = axis + 3 if axis < 0 else axis
+    assert got.shape == (int(np.prod(x.shape[:r])), int(np.prod(x.shape[r:])))  # the spec, not the EPs
+    assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [-4, 4])
+def test_flatten_axis_out_of_range_names_node_and_range(axis):
+    x = np.zeros((2, 3, 4), np.float32)
+    model = one_node("Flatten", [x], {"axis": axis}, symbolic=True, name="flat")
+    model.graph.node[0].domain = CANN_DOMAIN  # placed by hand: placement refuses the invalid model
+    model.opset_import.append(helper.make_opsetid(CANN_DOMAIN, OPSET_VERSION))
+    session = cann_ep.session(model, place=False)
+    with pytest.raises(Exception, match=rf"Flatten node 'flat' on CANN: axis {axis} is out of range \[-3, 3\]"):
+        session.run(None, feeds_of([x]))
+
+
+# -- empty products and reductions: the empty sum is 0, Gemm's Y is then C ------------------------
+
+GEMM_C = {
+    "none": None,
+    "n": np.array([-0.0, np.nan, 2.5], np.float32),
+    "1n": np.array([[1.0, -0.0, -np.inf]], np.float32),
+    "mn": np.arange(12, dtype=np.float32).reshape(4, 3) - 5.5,
+    "m1": np.array([[1.0], [-0.0], [3.0], [np.inf]], np.float32),
+    "scalar": np.array(-7.25, np.float32),
+}
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["static", "symbolic"])
+@pytest.mark.parametrize("c", GEMM_C, ids=list(GEMM_C))
+@pytest.mark.parametrize("trans", [(0, 0), (1, 1)], ids=["plain", "transposed"])
+def test_gemm_with_k_zero_is_c(c, trans, symbolic):
+    a = np.zeros((0, 4) if trans[0] else (4, 0), np.float32)
+    b = np.zeros((3, 0) if trans[1] else (0, 3), np.float32)
+    inputs = [a, b, GEMM_C[c]]
+    model = one_node("Gemm", inputs, {"transA": trans[0], "transB": trans[1]}, symbolic=symbolic)
+    (want,), (got,) = cpu_and_placed(model, feeds_of(inputs))
+    expected = np.broadcast_to(np.float32(0) if GEMM_C[c] is None else GEMM_C[c], (4, 3))
+    assert_bits_equal(got, np.ascontiguousarray(expected))  # the math: Y = A*B + C, A*B = 0
+    assert_bits_equal(got, want)
+
+
+def test_gemm_with_k_zero_f16():
+    c = np.array([-0.0, 1, np.nan, -2, 3], np.float16)
+    inputs = [np.zeros((2, 0), np.float16), np.zeros((0, 5), np.float16), c]
+    (want,), (got,) = cpu_and_placed(one_node("Gemm", inputs), feeds_of(inputs))
+    assert_bits_equal(got, np.ascontiguousarray(np.broadcast_to(c, (2, 5))))
+    assert_bits_equal(got, want)
+
+
+REDUCE_EMPTY = [
+    # (shape, axes, keepdims)
+    ((0,), [0], 0),
+    ((0,), [0], 1),
+    ((0,), None, 0),
+    ((2, 0, 3), [1], 0),
+    ((2, 0, 3), [1], 1),
+    ((2, 0, 3), [-2], 0),
+    ((2, 0, 3), [-2], 1),
+    ((2, 0, 3), [0, 1], 0),
+    ((2, 0, 3), None, 1),
+    ((0, 4), [0], 1),
+]
+# The CPU EP (onnxruntime 1.24 and 1.31) ignores negative axes of an empty input and returns the
+# input's shape ([2, 0, 3] for axes [-2]); ONNX (and its shape inference) says [2, 3] / [2, 1, 3].
+# There the placed kernel is checked against NumPy only.
+CPU_EP_IGNORES_NEGATIVE_AXES = {((2, 0, 3), (-2,), 0), ((2, 0, 3), (-2,), 1)}
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["static", "symbolic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.int32])
+@pytest.mark.parametrize("shape,axes,keepdims", REDUCE_EMPTY, ids=[f"{s}-{a}-k{k}" for s, a, k in REDUCE_EMPTY])
+def test_reduce_sum_over_an_empty_axis_is_zero(shape, axes, keepdims, dtype, symbolic):
+    x = np.zeros(shape, dtype)
+    inputs = [x] if axes is None else [x, np.array(axes, np.int64)]
+    model = one_node("ReduceSum", inputs, {"keepdims": keepdims}, consts=[1], symbolic=symbolic)
+    (want,), (got,) = cpu_and_placed(model, feeds_of(inputs, consts=[1]))
+    expected = np.sum(x, axis=None if axes is None else tuple(axes), keepdims=bool(keepdims), dtype=dtype)
+    assert got.size > 0
+    assert_bits_equal(got, np.asarray(expected))  # +0.0 / 0 everywhere
+    if (shape, tuple(axes or ()), keepdims) not in CPU_EP_IGNORES_NEGATIVE_AXES:
+        assert_bits_equal(got, want)
+
+
+def test_reduce_sum_empty_axes_noop_on_an_empty_tensor():
+    # ONNX: empty axes with noop_with_empty_axes = 1 is the identity. (onnxruntime 1.24's CPU EP
+    # returns [[0]] for an empty input; 1.31's the input.)
+    x = np.zeros((2, 0), np.float32)
+    inputs = [x, np.zeros(0, np.int64)]
+    model = one_node("ReduceSum", inputs, {"noop_with_empty_axes": 1}, consts=[1])
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    (got,) = session.run(None, feeds_of(inputs, consts=[1]))
+    assert_bits_equal(got, x)
+
+
+@functools.lru_cache(maxsize=1)
+def onnx_node_cases():
+    """ONNX's node test cases (model + data) whose graph has a ReduceSum or a Gemm."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return {c.name: c for c in cases if {n.op_type for n in c.model.graph.node} & {"ReduceSum", "Gemm"}}
+
+
+EMPTY_NODE_CASES = [
+    "test_reduce_sum_empty_set",
+    "test_reduce_sum_empty_set_non_reduced_axis_zero",
+    "test_reduce_sum_empty_axes_input_noop",
+    "test_reduce_sum_empty_axes_input_noop_example",
+    "test_reduce_l1_empty_set_expanded",
+    "test_reduce_sum_square_empty_set_expanded",
+]  # (test_reduce_log_sum_empty_set_expanded: opset 28, which onnxruntime 1.24 refuses)
+
+
+@pytest.mark.parametrize("name", EMPTY_NODE_CASES)
+def test_onnx_node_case_placed(name):
+    case = onnx_node_cases()[name]
+    model = case.model
+    model.ir_version = min(model.ir_version, IR_VERSION)
+    session = cann_ep.session(model)
+    placed = [e for e in session.placement.nodes if e.where == "placed"]
+    assert any(e.op_type == "ReduceSum" for e in placed), session.placement.summary()
+    (inputs, outputs), = case.data_sets
+    names = [i.name for i in model.graph.input]
+    got = session.run(None, dict(zip(names, inputs)))
+    for g, w in zip(got, outputs):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=case.rtol, atol=case.atol)
+
+
+# -- device faults: the error names the node and the op; the session keeps working ---------------
+
+ASCEND950 = "Ascend950PR"  # CANN's GatherElements/ScatterElements are Ascend 950 only (ops-nn READMEs)
+
+
+def needs_950():
+    if os.environ.get("ACLSIM_SOC_NAME") != ASCEND950:
+        pytest.skip("runs in the child of test_device_faults_in_a_child (ACLSIM_SOC_NAME=Ascend950PR)")
+
+
+def test_gather_elements_negative_index_names_node_op_and_value():
+    needs_950()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    bad, good = np.array([[0, -1], [1, 2]]), np.array([[0, 2], [1, 2]])
+    model = one_node("GatherElements", [x, good], {"axis": 1}, symbolic=True, name="pick")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"]
+    with pytest.raises(Exception) as raised:
+        session.run(None, {"in0": x, "in1": bad})
+    message = str(raised.value)
+    assert "GatherElements node 'pick' on CANN: the device failed running CANN GatherElements" in message
+    assert "ACL error 507015" in message and "holds -1 at [0,1], outside [0, 3)" in message, message
+    (got,) = session.run(None, {"in0": x, "in1": good})
+    np.testing.assert_array_equal(got, np.take_along_axis(x, good, axis=1))
+
+
+def test_scatter_elements_out_of_range_index_names_node_op_and_value():
+    needs_950()
+    data, updates = np.zeros((2, 3), np.float32), np.ones((2, 1), np.float32)
+    bad, good = np.array([[3], [0]]), np.array([[2], [0]])
+    model = one_node("ScatterElements", [data, good, updates], {"axis": 1}, symbolic=True, name="put")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"]
+    with pytest.raises(Exception) as raised:
+        session.run(None, {"in0": data, "in1": bad, "in2": updates})
+    message = str(raised.value)
+    assert "ScatterElements node 'put' on CANN: the device failed running CANN ScatterElements" in message
+    assert "holds 3 at [0,0], outside [0, 3)" in message, message
+    (got,) = session.run(None, {"in0": data, "in1": good, "in2": updates})
+    want = data.copy()
+    np.put_along_axis(want, good, updates, axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_device_faults_in_a_child(tmp_path):
+    env = {**os.environ, "ACLSIM_SOC_NAME": ASCEND950}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                           "names_node_op", "--basetemp", str(tmp_path / "child")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+# -- MaxPool: NaN, infinities, signed zeros -------------------------------------------------------
+# The device rule (CANN MaxPoolV3 on the simulator; docs/placement.md): a running maximum from -inf
+# over the window row by row, a value replaces it when larger or NaN: a window with a NaN gives its
+# last NaN (bits kept), ties keep the first (-0.0 before +0.0 gives -0.0), an all -inf window -inf.
+# The CPU EP (MLAS) agrees on windows without NaN, without a +-0.0 tie at the maximum and not all
+# -inf; on the others its answer depends on MLAS's reduction order (the input's width), see below.
+
+def device_max_pool(x, k):
+    """NumPy reference of the device rule, `k` x `k` windows, stride `k`, no pads."""
+    n, c, h, w = x.shape
+    y = np.empty((n, c, h // k, w // k), x.dtype)
+    for idx in np.ndindex(y.shape):
+        i, j = idx[2] * k, idx[3] * k
+        best = x.dtype.type(-np.inf)
+        for v in x[idx[0], idx[1], i:i + k, j:j + k].ravel():
+            if v > best or np.isnan(v):
+                best = v
+        y[idx] = best
+    return y
+
+
+NAN1, NAN2 = np.array([0x7FC00011, 0xFFC00022], np.uint32).view(np.float32)
+POOL_WINDOWS = {  # 2x2 windows, row-major
+    "nan_first": [NAN1, 1.0, 2.0, 3.0],
+    "nan_middle": [1.0, NAN1, 2.0, 3.0],
+    "nan_last": [1.0, 2.0, 3.0, NAN1],
+    "two_nans": [NAN1, 5.0, NAN2, 1.0],
+    "all_nan": [NAN1, NAN2, NAN1, NAN2],
+    "nan_and_inf": [np.inf, NAN1, 1.0, 2.0],
+    "all_minus_inf": [-np.inf] * 4,
+    "nan_then_minus_inf": [NAN1, -np.inf, -np.inf, -np.inf],
+    "plus_inf": [1.0, np.inf, -np.inf, 2.0],
+    "minus_inf_and_finite": [-np.inf, -3.0, -np.inf, -np.inf],
+    "zeros_minus_first": [-0.0, 0.0, -0.0, -0.0],
+    "zeros_plus_first": [0.0, -0.0, -0.0, -0.0],
+    "all_minus_zero": [-0.0] * 4,
+    "zero_and_negative": [-0.0, -1.0, -2.0, -0.0],
+}
+CPU_EP_AGREES = {"plus_inf", "minus_inf_and_finite", "all_minus_zero"}
+
+
+def windows_input(names, dtype):
+    """One channel per window name, each a 2x2 plane holding that window."""
+    planes = [np.array(POOL_WINDOWS[n], np.float32).reshape(2, 2) for n in names]
+    x = np.stack(planes)[None]
+    if dtype is np.float16:  # keep NaN payloads' top bits: float32 -> float16 by value keeps NaN-ness
+        with np.errstate(invalid="ignore"):
+            x = x.astype(np.float16)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pool_special_values_follow_the_device_rule(dtype):
+    names = list(POOL_WINDOWS)
+    x = windows_input(names, dtype)
+    model = one_node("MaxPool", [x], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    (want,), (got,) = cpu_and_placed(model, feeds_of([x]))
+    assert_bits_equal(got, device_max_pool(x, 2))
+    for i, name in enumerate(names):
+        if name in CPU_EP_AGREES:
+            assert_bits_equal(got[:, i], want[:, i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pool_is_bit_identical_without_nan_ties_or_all_minus_inf_windows(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-40, 40, (2, 3, 8, 12)).astype(dtype) / 4  # many ties between equal nonzero values
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 40, replace=False)] = np.inf
+    flat[rng.choice(flat.size, 40, replace=False)] = -np.inf
+    x[x == 0] = -0.0  # zeros of one sign: a tie between equal bits is no tie
+    x[0, 0, :2, :2] = -np.inf
+    x[0, 0, 0, 0] = -7.0  # a window that is -inf but for one value
+    for attrs in ({"kernel_shape": [2, 2], "strides": [2, 2]}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
+                  {"kernel_shape": [2, 3], "strides": [1, 2], "ceil_mode": 1}):
+        model = one_node("MaxPool", [x], attrs)
+        (want,), (got,) = cpu_and_placed(model, feeds_of([x]))
+        assert_bits_equal(got, want)
+
+
+def test_cpu_ep_nan_answer_depends_on_the_input_width():
+    # Why the device cannot match the CPU EP on NaN windows: MLAS picks its kernel by shape, and the
+    # same 2x1 window [nan; 1] gives NaN for an input 1 wide and 1.0 for one 8 wide.
+    answers = []
+    for width in (1, 8):
+        x = np.array([[np.nan] * width, [1.0] * width], np.float32).reshape(1, 1, 2, width)
+        model = one_node("MaxPool", [x], {"kernel_shape": [2, 1], "strides": [2, 1]})
+        cpu = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        answers.append(cpu.run(None, feeds_of([x]))[0].ravel()[0])
+    assert np.isnan(answers[0]) and answers[1] == 1.0, answers
+
+
+def test_max_pool_window_with_nan_is_nan_on_the_device():
+    # 2x2 windows, stride 1 over [[1, nan, 2], [3, 4, 5]]: both windows hold the NaN. (The CPU EP
+    # returns [nan, 5.0] here: the difference docs/placement.md states.)
+    x = np.array([[1, np.nan, 2], [3, 4, 5]], np.float32).reshape(1, 1, 2, 3)
+    session = cann_ep.session(one_node("MaxPool", [x], {"kernel_shape": [2, 2]}))
+    (got,) = session.run(None, feeds_of([x]))
+    assert got.shape == (1, 1, 1, 2) and np.isnan(got).all(), got
