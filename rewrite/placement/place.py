@@ -14,7 +14,7 @@ Each node ends in one of four places, and the report says which and why:
 
 A node the CANN EP would take but must not, or cannot run on this SoC, gets an ``error``: the
 rule's ``ep_unsafe`` (an upstream defect: broadcasting arithmetic) or a CANN op its EP kernel
-launches that the SoC lacks (:mod:`rewrite.placement.cann_ep_launches`). ORT has no per-node way to
+launches that the SoC lacks (:mod:`rewrite.placement.ep_launches`). ORT has no per-node way to
 send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).
 
@@ -42,7 +42,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ort_ops import DOMAIN
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
 from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
-from rewrite.placement.cann_ep_launches import launches as ep_launches
+from rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
 from rewrite.placement.ops import RULES
 from rewrite.placement.ops.cast import DESTINATIONS
 from rewrite.placement.rule import NodeInfo
@@ -433,8 +433,7 @@ class _Pass:
         if unsafe is not None:
             error = f"{what}: {unsafe}"
         elif self.soc:
-            rank = len(info.input_shapes[0]) if info.input_shapes and info.input_shapes[0] is not None else None
-            for cann_op in ep_launches(op, rank) or ():
+            for cann_op in EP_LAUNCHES.get(op, ()):
                 source = self.unavailable(self.soc, cann_op)
                 if source is not None:
                     error = (f"{what}: the CANN EP's {op} kernel launches the CANN op {cann_op}, which is not "

@@ -330,16 +330,16 @@ def test_310p_in_a_child(tmp_path):
 
 
 def test_library_soc_table_matches_the_simulator_for_the_eps_launched_ops():
-    """For every CANN op a CANN EP kernel launches (rewrite/placement/cann_ep_launches.py) and the
+    """For every CANN op a CANN EP kernel launches (rewrite/placement/ep_launches.py) and the
     placed arithmetic's, the library's SoC table (what placement checks) says what the simulated
     device does, on every SoC family."""
     import json
     import textwrap
 
     from acl_ctypes import sim_env
-    from rewrite.placement.cann_ep_launches import LAUNCHES
+    from rewrite.placement.ep_launches import LAUNCHES
 
-    ops = sorted({op for launched, _ in LAUNCHES.values() for op in launched} | {"RealDiv", "TruncateDiv"})
+    ops = sorted({op for launched in LAUNCHES.values() for op in launched} | {"RealDiv", "TruncateDiv"})
     code = textwrap.dedent(f"""
         import ctypes, json
         import cann_ep

@@ -324,13 +324,6 @@ def test_an_ep_kernel_whose_cann_op_the_soc_lacks_is_an_error():
     assert not report.errors and report.nodes[0].where == "placed"
 
 
-def test_every_ep_kernel_has_its_launched_ops():
-    from rewrite.placement.cann_ep_kernels import KERNELS
-    from rewrite.placement.cann_ep_launches import LAUNCHES
-
-    assert set(KERNELS) == set(LAUNCHES)
-
-
 # --- ConstantOfShape folding has a size limit (issue 19, item 14) ---------------------------------
 
 

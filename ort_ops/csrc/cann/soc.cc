@@ -28,7 +28,7 @@ struct Missing {
 constexpr const char* kNN = "hicann/ops-nn README";
 constexpr const char* kMath = "hicann/ops-math README";
 // Every op the kernels launch, or a CANN EP kernel placement leaves a node to (rewrite/placement/
-// cann_ep_launches.py), whose README marks a product x (or, for an op without a README, the
+// ep_launches.py), whose README marks a product x (or, for an op without a README, the
 // README of the aclnn API that launches it); docs/cann_ops.md cites each line.
 const Missing kMissing[] = {
     // Atlas 200I/500 A2 inference products (Ascend 310B)
