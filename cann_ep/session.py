@@ -37,7 +37,10 @@ def session(
     this device's SoC): nodes the CANN EP would leave on the CPU become ``ai.ortops.cann`` ops
     where a kernel exists. The :class:`~rewrite.placement.PlacementReport` (which node runs
     where, and why the rest stays on the CPU) is ``session.placement`` and fills
-    ``placement_report`` if given. ``place=False`` runs the graph as it is.
+    ``placement_report`` if given. ``place=False`` runs the graph as it is. A node the CANN EP
+    would take but must not (broadcasting arithmetic, an upstream defect) or cannot run on this
+    SoC (its kernel's CANN op is missing) raises :class:`~rewrite.placement.PlacementError` naming
+    SoC, node, dtype and op: ORT has no way to send just that node to the CPU EP.
 
     Loads the ACL simulator first when no real CANN toolkit is present. ``profile_prefix``
     turns on ORT profiling (then ``node_runs(session)`` tells which provider ran each node).
@@ -76,6 +79,7 @@ def session(
             model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))
         report = placement_report if placement_report is not None else PlacementReport()
         model = place_graph(model, soc=soc_name(), report=report)
+        report.check()  # nodes the CANN EP would run wrong or fail on: PlacementError, no session
     if isinstance(model, onnx.ModelProto):
         model = model.SerializeToString()
     elif isinstance(model, os.PathLike):

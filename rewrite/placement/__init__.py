@@ -12,6 +12,15 @@
 :mod:`rewrite.placement.ops`, kernels in ``ort_ops/csrc/placed/``.
 """
 
-from rewrite.placement.place import NodePlacement, PlacementReport, ep_runs, place, unplace
+from rewrite.placement.place import (
+    MAX_CONSTANT_ELEMENTS,
+    NodePlacement,
+    PlacementError,
+    PlacementReport,
+    ep_runs,
+    place,
+    unplace,
+)
 
-__all__ = ["NodePlacement", "PlacementReport", "ep_runs", "place", "unplace"]
+__all__ = ["MAX_CONSTANT_ELEMENTS", "NodePlacement", "PlacementError", "PlacementReport", "ep_runs", "place",
+           "unplace"]

@@ -5,10 +5,11 @@ like the C++ file of its kernels (``ort_ops/csrc/placed/<family>.cc``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
+from onnx import helper
 
 
 @dataclass
@@ -22,9 +23,11 @@ class NodeInfo:
     output_types: list[int | None]
     output_shapes: list[tuple | None]
     constants: list[np.ndarray | None]  # constant input values (initializers, Constant nodes)
-    attrs: dict = field(default_factory=dict)
+    attrs: dict | None = None  # name -> value; None: read from the node when first asked
 
     def attr(self, name: str, default=None):
+        if self.attrs is None:
+            self.attrs = {a.name: helper.get_attribute_value(a) for a in self.node.attribute}
         value = self.attrs.get(name, default)
         return value.decode() if isinstance(value, bytes) else value
 
@@ -49,7 +52,9 @@ class PlaceRule:
     op has the form the kernel implements. ``leave_to_ep``: a reason to leave the node to the
     CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
     node with a rule is placed even where the EP has a kernel (the placed kernels are the ones
-    tested here, and shape ops placed cost no launch).
+    tested here, and shape ops placed cost no launch). ``ep_unsafe``: a reason the CANN EP's own
+    kernel must not run the node (an upstream defect, docs/cann_ops.md "Upstream defects"): such a
+    node is placed, or the session fails at creation naming it.
     """
 
     op_type: str
@@ -58,6 +63,7 @@ class PlaceRule:
     placed_name: Callable[[NodeInfo], str] | None = None
     min_opset: int = 1
     leave_to_ep: Callable[[NodeInfo], str | None] | None = None
+    ep_unsafe: Callable[[NodeInfo], str | None] | None = None
 
     def name_for(self, info: NodeInfo) -> str:
         return self.placed_name(info) if self.placed_name is not None else self.op_type

@@ -70,17 +70,20 @@ def fold_transposes(model: onnx.ModelProto, shapes: dict, types: dict, opset: in
     ``shapes`` / ``types``: static shapes and ONNX element types of the tensors (what the pass
     inferred); ``can_place(gemm)``: whether the Gemm node ``gemm`` would be placed on CANN."""
     graph = model.graph
+    work = deque(n for n in graph.node if n.op_type == "Transpose" and n.domain in _ONNX)
+    if not work:
+        return []
     kept_names = {o.name for o in graph.output}
     _subgraph_names(graph, kept_names)
     producers = {o: n for n in graph.node for o in n.output if o}
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
+    # tensor -> {(id(node), slot): (node, slot)}: a fold removes and moves readers in O(1) each
+    consumers: dict[str, dict[tuple[int, int], tuple[onnx.NodeProto, int]]] = defaultdict(dict)
     for n in graph.node:
         for slot, name in enumerate(n.input):
             if name:
-                consumers[name].append((n, slot))
+                consumers[name][(id(n), slot)] = (n, slot)
     removed: list[tuple[onnx.NodeProto, str]] = []
     gone: set[int] = set()
-    work = deque(n for n in graph.node if n.op_type == "Transpose" and n.domain in _ONNX)
     while work:  # each fold updates the two maps and queues the Transposes it may have made foldable
         t = work.popleft()
         if id(t) in gone or not t.input or t.output[0] in kept_names:
@@ -93,14 +96,14 @@ def fold_transposes(model: onnx.ModelProto, shapes: dict, types: dict, opset: in
         why, now_read = folded
         gone.add(id(t))
         removed.append((t, why))
-        moved = consumers.pop(t.output[0], [])
-        consumers[source] = [(n, slot) for n, slot in consumers[source] if n is not t]
-        consumers[now_read].extend(moved)
+        moved = consumers.pop(t.output[0], {})
+        consumers[source].pop((id(t), 0), None)
+        consumers[now_read].update(moved)
         for name in (source, now_read):
             p = producers.get(name)
             if p is not None and p.op_type == "Transpose" and id(p) not in gone:
                 work.append(p)
-        work.extend(n for n, _ in moved if n.op_type == "Transpose")
+        work.extend(n for n, _ in moved.values() if n.op_type == "Transpose")
     if gone:
         keep = [n for n in graph.node if id(n) not in gone]
         del graph.node[:]
@@ -117,7 +120,7 @@ def _fold_inverse_pair(t, producers, consumers, shapes) -> tuple[str, str] | Non
     if p is None or q is None or len(p) != len(q) or any(p[q[j]] != j for j in range(len(q))):
         return None
     source = inner.input[0]
-    for node, slot in consumers.get(t.output[0], []):
+    for node, slot in consumers.get(t.output[0], {}).values():
         node.input[slot] = source
     return f"undoes Transpose {inner.name or inner.output[0]}: its consumers read {source}", source
 
@@ -127,7 +130,7 @@ def _fold_into_products(t, consumers, shapes, types, opset, can_place) -> tuple[
     source, out = t.input[0], t.output[0]
     if _perm(t, shapes) != [1, 0] or types.get(source) not in _GEMM_TYPES:
         return None
-    users = consumers.get(out, [])
+    users = list(consumers.get(out, {}).values())
     if not users:
         return None
     plans: dict[int, onnx.NodeProto] = {}  # id(consumer) -> its replacement

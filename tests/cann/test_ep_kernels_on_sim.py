@@ -259,8 +259,8 @@ def _model(nodes, inputs, inits=(), opset=13):
 
 
 def test_flatten_inside_an_if_body_runs_on_cann():
-    """Placement leaves If bodies alone: their Flatten runs on the EP's Flatten kernel (the CANN op
-    Flatten, which the simulator lacked)."""
+    """Without placement (which now places If bodies too) an If body's Flatten runs on the EP's
+    Flatten kernel (the CANN op Flatten, which the simulator lacked)."""
     body = helper.make_graph([helper.make_node("Flatten", ["x"], ["y"], axis=1)], "then", [],
                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     other = helper.make_graph([helper.make_node("Flatten", ["x"], ["y"], axis=3)], "else", [],
@@ -270,7 +270,7 @@ def test_flatten_inside_an_if_body_runs_on_cann():
     x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
     before = sim.op_counts().get("Flatten", 0)
     for cond, shape in ((True, (2, 60)), (False, (24, 5))):
-        y = cann_ep.session(model).run(None, {"c": np.array(cond), "x": x})[0]
+        y = cann_ep.session(model, place=False).run(None, {"c": np.array(cond), "x": x})[0]
         np.testing.assert_array_equal(y, x.reshape(shape))
     assert sim.op_counts().get("Flatten", 0) - before == 2
 

@@ -19,6 +19,7 @@ from acl_ctypes import (
     ACL_BOOL,
     ACL_DOUBLE,
     ACL_ERROR_OP_ATTR_NOT_MATCH,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_FLOAT16,
     ACL_INT8,
@@ -170,3 +171,68 @@ def test_cast_bool_and_integer_conversions(tmp_path):
         assert_bits_equal(results[8][2][0], i.astype(np.int32).astype(np.float16))
     assert results[9][0] == ACL_ERROR_OP_ATTR_NOT_MATCH
     assert "Cast: attribute dst_type=9 does not match output 0 dtype ACL_INT32 (3)" in results[9][1]
+
+
+# --- TruncateDiv and the prototypes' dtypes (hicann/ops-math@c4193324 math/<op>/op_graph/<op>_proto.h)
+
+INT_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64]
+
+
+@pytest.mark.parametrize("dtype", INT_TYPES, ids=lambda t: np.dtype(t).name)
+def test_truncate_div_truncates_toward_zero_and_defines_division_by_zero(tmp_path, dtype):
+    """Integers: C division (toward zero, INT_MIN / -1 wraps); x / 0 is the arch35 kernel's value:
+    -1 for int8/int16/int32, for int64 4294967295 if 0 <= x < INT64_MAX else -1, all ones for the
+    unsigned types (the README: undefined). Broadcasting [4, 1] against [1, 5]."""
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    a = np.array([[info.min if signed else 0], [info.max], [7 if signed else 9], [-9 if signed else 200]], dtype)
+    b = np.array([[-1 if signed else 1, 2, 0, 3, -4 if signed else 4]], dtype)
+    bits = info.bits
+    want = np.empty((4, 5), dtype)
+    for i, x in enumerate(a[:, 0].tolist()):
+        for j, y in enumerate(b[0].tolist()):
+            if y == 0:
+                if dtype is np.int64:
+                    q = 4294967295 if 0 <= x < info.max else -1
+                else:
+                    q = -1 if signed else info.max
+            else:
+                q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+                q = (q + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1) if signed else q
+            want[i, j] = q
+    ((rc, msg, (y,)),) = run_ops(tmp_path, [("TruncateDiv", [a, b], [(acl_dtype(dtype), [4, 5])], None)])
+    assert rc == 0 and msg is None, msg
+    assert_bits_equal(y, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.float64], ids=["float32", "float16", "bfloat16",
+                                                                                   "float64"])
+def test_truncate_div_of_floats_is_the_truncated_quotient(tmp_path, dtype):
+    """trunc(x1 / x2) with the quotient in float32 (double for double), the sign kept (-0.0)."""
+    a = np.array([7.5, -7.5, 1.0, -0.5, 0.0, np.inf, np.nan, 5.0], np.float32).astype(dtype)
+    b = np.array([2.0, 2.0, 3.0, 4.0, -1.0, 2.0, 1.0, 0.0], np.float32).astype(dtype)
+    compute = np.float64 if dtype is np.float64 else np.float32
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.trunc(a.astype(compute) / b.astype(compute)).astype(dtype)
+    ((rc, msg, (y,)),) = run_ops(tmp_path, [("TruncateDiv", [a, b], [(acl_dtype(dtype), [8])], None)])
+    assert rc == 0 and msg is None, msg
+    assert_bits_equal(y, want)
+
+
+@pytest.mark.parametrize("op,dtype", [("TruncateDiv", np.bool_), ("TruncateDiv", np.uint32), ("Add", np.uint16),
+                                      ("Add", np.uint64), ("Sub", np.uint32), ("Div", np.uint64),
+                                      ("RealDiv", np.uint32), ("Mul", np.bool_)])
+def test_dtypes_the_prototype_does_not_list_are_refused(tmp_path, op, dtype):
+    a = np.ones(3, dtype)
+    ((rc, msg, _),) = run_ops(tmp_path, [(op, [a, a], [(acl_dtype(dtype), [3])], None)])
+    assert rc == ACL_ERROR_UNSUPPORTED_DATA_TYPE and f"{op}: input 0 (x1) has unsupported dtype" in msg, (rc, msg)
+
+
+@pytest.mark.parametrize("op", ["Sub", "Mul", "Div", "RealDiv"])
+def test_uint16_arithmetic_is_listed_except_for_add(tmp_path, op):
+    a, b = np.array([9, 65535, 4], np.uint16), np.array([2, 2, 4], np.uint16)
+    with np.errstate(over="ignore"):
+        want = {"Sub": a - b, "Mul": a * b, "Div": a // b, "RealDiv": a // b}[op]
+    ((rc, msg, (y,)),) = run_ops(tmp_path, [(op, [a, b], [(acl_dtype(np.uint16), [3])], None)])
+    assert rc == 0 and msg is None, msg
+    assert_bits_equal(y, want)

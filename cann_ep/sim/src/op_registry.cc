@@ -15,6 +15,7 @@ const KernelEntry kKernels[] = {
     {"Mul", k_mul, "math/binary_elementwise_ops.cc Mul"},
     {"Div", k_div, "math/binary_elementwise_ops.cc Div"},
     {"RealDiv", k_div, "(CANN name; not sent by the EP)"},
+    {"TruncateDiv", k_truncate_div, "ort_ops CANN kernels (placed integer Div)"},
     {"Maximum", k_maximum, "(CANN name; not sent by the EP)"},
     {"Minimum", k_minimum, "(CANN name; not sent by the EP)"},
     {"Less", k_less, "(CANN name; not sent by the EP)"},

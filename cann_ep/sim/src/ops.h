@@ -20,6 +20,8 @@ aclError k_logical_and(const OpCall&, Run*);
 aclError k_logical_or(const OpCall&, Run*);
 aclError k_logical_not(const OpCall&, Run*);
 aclError k_select(const OpCall&, Run*);  // Select and SelectV2
+// ops/truncate_div.cc
+aclError k_truncate_div(const OpCall&, Run*);
 // ops/unary.cc
 aclError k_relu(const OpCall&, Run*);
 aclError k_unary(const OpCall&, Run*);  // dispatches on call.type (Abs, Neg, Exp, ...)

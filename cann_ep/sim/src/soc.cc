@@ -92,6 +92,7 @@ const OpSupport kOpSupport[] = {
     {"Add", kMath, "math/add/README.md", kReadme, k310B},
     {"Mul", kMath, "math/mul/README.md", kReadme, k310B},
     {"Div", kMath, "math/div/README.md", kReadme, k310P},
+    {"TruncateDiv", kMath, "math/truncate_div/README.md", kReadme, k310P},
     {"Maximum", kMath, "math/maximum/README.md", kReadme, k310B},
     {"Minimum", kMath, "math/minimum/README.md", kReadme, k310B},
     {"Muls", kMath, "math/muls/README.md", kReadme, k310B},

@@ -27,8 +27,9 @@ struct Missing {
 };
 constexpr const char* kNN = "hicann/ops-nn README";
 constexpr const char* kMath = "hicann/ops-math README";
-// Every op the kernels launch whose README marks a product x (or, for an op without a README,
-// the README of the aclnn API that launches it); docs/cann_ops.md cites each line.
+// Every op the kernels launch, or a CANN EP kernel placement leaves a node to (rewrite/placement/
+// ep_launches.py), whose README marks a product x (or, for an op without a README, the
+// README of the aclnn API that launches it); docs/cann_ops.md cites each line.
 const Missing kMissing[] = {
     // Atlas 200I/500 A2 inference products (Ascend 310B)
     {"ascend310b", "EluGrad", kNN},
@@ -69,6 +70,10 @@ const Missing kMissing[] = {
     {"ascend310b", "Tanh", kMath},
     {"ascend310b", "Slice", kMath},
     {"ascend310b", "Identity", kMath},
+    {"ascend310b", "Floor", kMath},  // the CANN EP's Floor, Ceil, Round, Erf
+    {"ascend310b", "Ceil", kMath},
+    {"ascend310b", "Round", kMath},
+    {"ascend310b", "Erf", kMath},
     // Atlas inference products (Ascend 310P)
     {"ascend310p", "Exp", kMath},
     {"ascend310p", "Log", kMath},
@@ -76,6 +81,10 @@ const Missing kMissing[] = {
     {"ascend310p", "Tanh", kMath},
     {"ascend310p", "Adds", kMath},
     {"ascend310p", "Less", kMath},
+    {"ascend310p", "TruncateDiv", kMath},
+    {"ascend310p", "Div", kMath},  // the CANN EP's Div, Round, Erf
+    {"ascend310p", "Round", kMath},
+    {"ascend310p", "Erf", kMath},
     {"ascend310p", "CrossEntropyLoss", kNN},
     {"ascend310p", "CrossEntropyLossGrad", kNN},
     {"ascend310p", "GatherElements", kNN},

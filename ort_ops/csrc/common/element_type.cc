@@ -13,6 +13,8 @@ const char* ElementTypeName(ONNXTensorElementDataType type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return "uint8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return "int16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16: return "uint16";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return "bool";
     default: return "an unsupported type";
   }

@@ -1,7 +1,16 @@
-// Broadcasting binary ops placed on CANN: Add, Sub, Mul, Div (CANN Add/Sub/Mul/RealDiv, which
-// broadcast themselves: no BroadcastToD), comparisons (Equal, Less, LessOrEqual, Greater,
-// GreaterOrEqual -> CANN's ops of the same meaning), And/Or (LogicalAnd/LogicalOr), and Where
-// (SelectV2, broadcasting its three inputs).
+// Broadcasting binary ops placed on CANN: Add, Sub, Mul, Div (CANN Add/Sub/Mul; Div: RealDiv for
+// floats, TruncateDiv for integers, which truncates like ONNX's integer Div; they broadcast
+// themselves: no BroadcastToD), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual ->
+// CANN's ops of the same meaning), And/Or (LogicalAnd/LogicalOr), and Where (SelectV2,
+// broadcasting its three inputs).
+//
+// Arithmetic dtypes: those the CANN EP registers (onnxruntime cann/math/binary_elementwise_ops.cc,
+// opset 14: uint8, int8, int16, int32, int64, float16, float, double; Sub/Mul/Div also uint16) and
+// bfloat16, each one the CANN op's prototype lists (hicann/ops-math@c4193324
+// math/add/op_graph/add_proto.h: no uint16; math/sub/op_graph/sub_proto.h,
+// math/mul/op_graph/mul_proto.h, math/real_div/op_graph/real_div_proto.h,
+// math/truncate_div/op_graph/truncate_div_proto.h). Integer division by zero: the device's value
+// (TruncateDiv README: undefined), no fault; ONNX leaves it undefined too.
 #include "placed/common/placed_op.h"
 
 #include <cstring>
@@ -20,16 +29,26 @@ constexpr Mapping kCompare[] = {{"Equal", "Equal"},
                                 {"LessOrEqual", "LessEqual"},
                                 {"Greater", "Greater"},
                                 {"GreaterOrEqual", "GreaterEqual"}};
-// Div: floats only (CANN RealDiv; ONNX's integer Div truncates, CANN's integer Div is not
-// documented to).
-constexpr Mapping kOther[] = {{"Div", "RealDiv"}, {"And", "LogicalAnd"}, {"Or", "LogicalOr"}};
+constexpr Mapping kLogical[] = {{"And", "LogicalAnd"}, {"Or", "LogicalOr"}};
 
-const char* AclOpOf(const char* onnx) {
+constexpr ONNXTensorElementDataType kFloats[] = {kF32, kF16, kBF16, kF64};
+constexpr ONNXTensorElementDataType kAddInts[] = {kU8, kI8, kI16, kI32, kI64};
+constexpr ONNXTensorElementDataType kInts[] = {kU8, kU16, kI8, kI16, kI32, kI64};
+
+bool IsFloat(ONNXTensorElementDataType t) {
+  for (ONNXTensorElementDataType f : kFloats)
+    if (f == t) return true;
+  return false;
+}
+
+// The CANN op of ONNX op `onnx` on inputs of type `type`.
+const char* AclOpOf(const char* onnx, ONNXTensorElementDataType type) {
+  if (std::strcmp(onnx, "Div") == 0) return IsFloat(type) ? "RealDiv" : "TruncateDiv";
   for (const Mapping& m : kArithmetic)
     if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
   for (const Mapping& m : kCompare)
     if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  for (const Mapping& m : kOther)
+  for (const Mapping& m : kLogical)
     if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
   return "";
 }
@@ -37,8 +56,8 @@ const char* AclOpOf(const char* onnx) {
 class BinaryKernel : public PlacedKernel {
  public:
   BinaryKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {AclOpOf(op.GetName())}),
-        acl_op_(AclOpOf(op.GetName())),
+      : PlacedKernel(info, op, status, {AclOpOf(op.GetName(), op.inputs()[0].type)}),
+        acl_op_(AclOpOf(op.GetName(), op.inputs()[0].type)),
         out_type_(op.outputs()[0].type) {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -99,14 +118,19 @@ class WhereKernel : public PlacedKernel {
 
 OpList Build() {
   OpList list;
-  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
+  for (ONNXTensorElementDataType t : kFloats) {
     for (const Mapping& m : kArithmetic) list.Add(m.onnx, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+    list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+  }
+  for (ONNXTensorElementDataType t : kAddInts) list.Add("Add", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+  for (ONNXTensorElementDataType t : kInts) {
+    for (const char* op : {"Sub", "Mul", "Div"}) list.Add(op, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
     for (const Mapping& m : kCompare) list.Add(m.onnx, {In(t), In(t)}, {In(kBool)}, Make<BinaryKernel>);
   }
-  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
-  list.Add("Equal", {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>)
-      .Add("And", {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>)
-      .Add("Or", {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
+  list.Add("Equal", {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
+  for (const Mapping& m : kLogical) list.Add(m.onnx, {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64, kBool}) {
     list.Add("Where", {In(kBool), In(t), In(t)}, {In(t)}, Make<WhereKernel>);
   }

@@ -1,25 +1,53 @@
-"""Broadcasting binary ops: ``Add``/``Sub``/``Mul``/``Div`` (CANN ``Add``/``Sub``/``Mul``/``RealDiv``
+"""Broadcasting binary ops: ``Add``/``Sub``/``Mul``/``Div`` (CANN ``Add``/``Sub``/``Mul``; ``Div``:
+``RealDiv`` for floats, ``TruncateDiv`` for integers, as ONNX's integer Div truncates; they
 broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``).
 
-Arithmetic on inputs of one shape is left to the CANN EP's own kernels (they run it without
-broadcasting)."""
+Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
+broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
+are freed before the launch, and with both inputs broadcast the op computes ``B op B``
+(docs/cann_ops.md, "Upstream defects")."""
+
+from onnx import TensorProto
 
 from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
+_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
+
+
+def _one_static_shape(info: NodeInfo) -> bool:
+    a, b = info.input_shapes[:2]
+    return a is not None and a == b and None not in a
+
 
 def _same_shape(info: NodeInfo) -> str | None:
-    a, b = info.input_shapes[:2]
-    if a is not None and a == b and None not in a:
+    if _one_static_shape(info):
         return "inputs of one shape: the CANN EP's own kernel runs it without broadcasting"
     return None
 
 
-_ARITHMETIC = {"Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "RealDiv"}
+def _may_broadcast(info: NodeInfo) -> str | None:
+    if _one_static_shape(info):
+        return None
+    a, b = (("?" if s is None else list(s)) for s in info.input_shapes[:2])
+    return (f"inputs of shapes {a} and {b} (not one static shape): the CANN EP's {info.node.op_type} kernel "
+            "broadcasts into scratch buffers it frees before the launch and computes B op B when both inputs "
+            "broadcast (upstream defect, docs/cann_ops.md \"Upstream defects\")")
+
+
+def _div_ops(info: NodeInfo) -> tuple[str, ...]:
+    return ("RealDiv",) if info.input_types[0] in _FLOATS else ("TruncateDiv",)
+
+
+_ARITHMETIC = {"Add": fixed("Add"), "Sub": fixed("Sub"), "Mul": fixed("Mul"), "Div": _div_ops}
 _COMPARE = {"Equal": "Equal", "Less": "Less", "LessOrEqual": "LessEqual", "Greater": "Greater",
             "GreaterOrEqual": "GreaterEqual", "And": "LogicalAnd", "Or": "LogicalOr"}
 
+# Opsets 1-6 broadcast by attributes (broadcast, axis), not like NumPy: opset 7+ only.
+_NUMPY_BROADCAST = 7
+
 RULES = (
-    tuple(PlaceRule(op, fixed(acl), leave_to_ep=_same_shape) for op, acl in _ARITHMETIC.items())
-    + tuple(PlaceRule(op, fixed(acl)) for op, acl in _COMPARE.items())
+    tuple(PlaceRule(op, acl, leave_to_ep=_same_shape, ep_unsafe=_may_broadcast, min_opset=_NUMPY_BROADCAST)
+          for op, acl in _ARITHMETIC.items())
+    + tuple(PlaceRule(op, fixed(acl), min_opset=_NUMPY_BROADCAST) for op, acl in _COMPARE.items())
     + (PlaceRule("Where", fixed("SelectV2")),)
 )

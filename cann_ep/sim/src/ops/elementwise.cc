@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "broadcast.h"
@@ -88,9 +89,30 @@ aclError unsupported(const OpCall& c, const char* what, aclDataType t) {
   return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: %s has unsupported dtype %s", c.type.c_str(), what, dtype_name(t));
 }
 
+// Whether CANN op `type`'s prototype lists dtype `t` (of the dtypes simulated: bool, complex and
+// string entries are not), hicann/ops-math@c4193324 math/<op>/op_graph/<op>_proto.h: Add (no uint16),
+// Sub, Mul, Div, RealDiv (also uint16); Maximum/Minimum are not restricted here.
+bool prototype_lists(const std::string& type, aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_DOUBLE:
+    case ACL_INT8:
+    case ACL_INT16:
+    case ACL_INT32:
+    case ACL_INT64:
+    case ACL_UINT8: return true;
+    case ACL_UINT16: return type != "Add";
+    case ACL_UINT32:
+    case ACL_UINT64: return type == "Maximum" || type == "Minimum";
+    default: return false;
+  }
+}
+
 aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
   if (aclError rc = check_binary(c, c.in.empty() ? ACL_DT_UNDEFINED : c.in[0].dtype)) return rc;
-  if (c.in[0].dtype == ACL_BOOL) return unsupported(c, "input 0 (x1)", ACL_BOOL);
+  if (!prototype_lists(c.type, c.in[0].dtype)) return unsupported(c, "input 0 (x1)", c.in[0].dtype);
   bool ok = visit_dtype(c.in[0].dtype, [&](auto t) {
     using T = decltype(t);
     *run = [c, op] {
