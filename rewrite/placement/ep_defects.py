@@ -92,7 +92,7 @@ def _batch_norm_hits(info: NodeInfo) -> bool:
 
 _BINARY_REASON = ("the CANN EP's {op} kernel broadcasts an input whose shape differs from the output's into a "
                   "scratch buffer it frees before the launch; with both inputs broadcast the second reuses the "
-                  "first's memory and the kernel computes b {op} b (seen on the simulator; inputs whose shapes "
+                  "first's memory and the kernel computes B op B (b {op} b; seen on the simulator; inputs whose shapes "
                   "differ or are not static may broadcast)")
 _BINARY_SOURCE = "onnxruntime cann/math/binary_elementwise_ops.cc with cann_utils.cc Broadcast<T>"
 _NOT_4D = "4-D NCHW only (CANN {cann}: 4-D input; ksize/strides [1, 1, h, w])"

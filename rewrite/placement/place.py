@@ -13,7 +13,8 @@ Each node ends in one of four places, and the report says which and why:
 - ``cpu``: nothing can run it on CANN here; ``reason`` says what is missing.
 
 A node the CANN EP would take but must not, or cannot run on this SoC, gets an ``error``: the
-rule's ``ep_unsafe`` (an upstream defect: broadcasting arithmetic) or a CANN op its EP kernel
+known defect of its EP kernel (:mod:`rewrite.placement.ep_defects`: broadcasting arithmetic,
+padded pooling, non-4-D NCHW ops, training-mode Dropout/BatchNormalization) or a CANN op its EP kernel
 launches that the SoC lacks (:mod:`rewrite.placement.ep_launches`). ORT has no per-node way to
 send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).
@@ -42,6 +43,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ort_ops import DOMAIN
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
 from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
+from rewrite.placement.ep_defects import DEFECTS, defect_of
 from rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
 from rewrite.placement.ops import RULES
 from rewrite.placement.ops.cast import DESTINATIONS
@@ -49,6 +51,7 @@ from rewrite.placement.rule import NodeInfo
 from rewrite.placement.transposes import fold_transposes
 
 _CAST_NAMES = set(DESTINATIONS.values())
+_DEFECT_OPS = frozenset(d.op_type for d in DEFECTS)  # op types with a known EP-kernel defect
 _ONNX = ("", "ai.onnx")
 _SUBGRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 MAX_CONSTANT_ELEMENTS = 1 << 16
@@ -399,7 +402,7 @@ class _Pass:
         rule = RULES.get(node.op_type)
         dtype = _main_dtype(info)
         ep_ok = ep_runs(node.op_type, self.opset, dtype)
-        if dtype is None and rule is not None and rule.ep_unsafe is not None:
+        if dtype is None and node.op_type in _DEFECT_OPS:
             ep_ok = _ep_has_op(node.op_type, self.opset)  # ORT knows the type: the EP may take it
         keep = rule.leave_to_ep(info) if rule is not None and rule.leave_to_ep is not None else None
         if ep_ok and (rule is None or keep is not None):
@@ -428,10 +431,12 @@ class _Pass:
         """A node the CANN EP's own kernel takes, with an error if it must not run there."""
         op = info.node.op_type
         error = None
-        unsafe = rule.ep_unsafe(info) if rule is not None and rule.ep_unsafe is not None else None
+        unsafe = defect_of(info)
         what = f"{op}({dtype or '?'})"
         if unsafe is not None:
-            error = f"{what}: {unsafe}"
+            shapes = " and ".join("?" if s is None else str(list(s))
+                                  for name, s in zip(info.node.input, info.input_shapes) if name)
+            error = f"{what}: inputs of shapes {shapes}: {unsafe}"
         elif self.soc:
             for cann_op in EP_LAUNCHES.get(op, ()):
                 source = self.unavailable(self.soc, cann_op)

@@ -52,9 +52,8 @@ class PlaceRule:
     op has the form the kernel implements. ``leave_to_ep``: a reason to leave the node to the
     CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
     node with a rule is placed even where the EP has a kernel (the placed kernels are the ones
-    tested here, and shape ops placed cost no launch). ``ep_unsafe``: a reason the CANN EP's own
-    kernel must not run the node (an upstream defect, docs/cann_ops.md "Upstream defects"): such a
-    node is placed, or the session fails at creation naming it.
+    tested here, and shape ops placed cost no launch). A node whose EP kernel has a known defect
+    (:mod:`rewrite.placement.ep_defects`) is placed, or the session fails at creation naming it.
     """
 
     op_type: str
@@ -63,7 +62,6 @@ class PlaceRule:
     placed_name: Callable[[NodeInfo], str] | None = None
     min_opset: int = 1
     leave_to_ep: Callable[[NodeInfo], str | None] | None = None
-    ep_unsafe: Callable[[NodeInfo], str | None] | None = None
 
     def name_for(self, info: NodeInfo) -> str:
         return self.placed_name(info) if self.placed_name is not None else self.op_type

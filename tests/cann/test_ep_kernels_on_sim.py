@@ -189,7 +189,7 @@ KNOWN_FAILURES: dict[tuple[str, int, str], str] = {}
 
 def node_info(model: onnx.ModelProto):
     """The placement pass's NodeInfo of ``model``'s first node (what ``defect_of`` is asked)."""
-    return _Values(model).info(model.graph.node[0], model.opset_import[0].version)
+    return _Values.of_model(model).info(model.graph.node[0], model.opset_import[0].version)
 
 
 def _case_id(k):

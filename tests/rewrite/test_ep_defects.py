@@ -29,7 +29,7 @@ def info_of(op, input_shapes, opset=13, inits=(), n_outputs=1, **attrs) -> NodeI
                               list(inits.values()))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = IR_VERSION
-    return _Values(model).info(model.graph.node[0], opset)
+    return _Values.of_model(model).info(model.graph.node[0], opset)
 
 
 def _bn_params(c=3, shape=None):

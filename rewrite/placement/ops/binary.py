@@ -5,7 +5,7 @@ broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where
 Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
 broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
 are freed before the launch, and with both inputs broadcast the op computes ``B op B``
-(docs/cann_ops.md, "Upstream defects")."""
+(:mod:`rewrite.placement.ep_defects`; docs/cann_ops.md, "Upstream defects")."""
 
 from onnx import TensorProto
 
@@ -25,15 +25,6 @@ def _same_shape(info: NodeInfo) -> str | None:
     return None
 
 
-def _may_broadcast(info: NodeInfo) -> str | None:
-    if _one_static_shape(info):
-        return None
-    a, b = (("?" if s is None else list(s)) for s in info.input_shapes[:2])
-    return (f"inputs of shapes {a} and {b} (not one static shape): the CANN EP's {info.node.op_type} kernel "
-            "broadcasts into scratch buffers it frees before the launch and computes B op B when both inputs "
-            "broadcast (upstream defect, docs/cann_ops.md \"Upstream defects\")")
-
-
 def _div_ops(info: NodeInfo) -> tuple[str, ...]:
     return ("RealDiv",) if info.input_types[0] in _FLOATS else ("TruncateDiv",)
 
@@ -46,7 +37,7 @@ _COMPARE = {"Equal": "Equal", "Less": "Less", "LessOrEqual": "LessEqual", "Great
 _NUMPY_BROADCAST = 7
 
 RULES = (
-    tuple(PlaceRule(op, acl, leave_to_ep=_same_shape, ep_unsafe=_may_broadcast, min_opset=_NUMPY_BROADCAST)
+    tuple(PlaceRule(op, acl, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
           for op, acl in _ARITHMETIC.items())
     + tuple(PlaceRule(op, fixed(acl), min_opset=_NUMPY_BROADCAST) for op, acl in _COMPARE.items())
     + (PlaceRule("Where", fixed("SelectV2")),)
