@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import onnx
 
 import ort_ops
-from cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, soc_name, use_simulator
+from ort_ops.cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, soc_name, use_simulator
 from ort_ops.profiling import NodeRun, enable, node_runs
 
 __all__ = ["PROVIDER", "default_provider_options", "node_runs", "session", "NodeRun"]
@@ -33,9 +33,9 @@ def session(
 ):
     """An ``onnxruntime.InferenceSession`` on [CANN, CPU] with the op library registered.
 
-    ``place`` (default): the graph is first placed on CANN (:func:`rewrite.placement.place` for
+    ``place`` (default): the graph is first placed on CANN (:func:`ort_ops.rewrite.placement.place` for
     this device's SoC): nodes the CANN EP would leave on the CPU become ``ai.ortops.cann`` ops
-    where a kernel exists. The :class:`~rewrite.placement.PlacementReport` (which node runs
+    where a kernel exists. The :class:`~ort_ops.rewrite.placement.PlacementReport` (which node runs
     where, and why the rest stays on the CPU) is ``session.placement`` and fills
     ``placement_report`` if given. ``place=False`` runs the graph as it is.
 
@@ -69,8 +69,8 @@ def session(
     options.update({k: str(v) for k, v in provider_options.items()})
     report = None
     if place:
-        from rewrite.placement import PlacementReport
-        from rewrite.placement import place as place_graph
+        from ort_ops.rewrite.placement import PlacementReport
+        from ort_ops.rewrite.placement import place as place_graph
 
         if not isinstance(model, onnx.ModelProto):
             model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))

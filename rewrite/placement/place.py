@@ -8,13 +8,13 @@ Each node of the main graph ends in one of four places, and the report says whic
   unless the rule says the CANN EP's own kernel does as well (``leave_to_ep``: same-shape
   arithmetic);
 - ``cann_ep``: the CANN EP's own kernel runs it (op, opset and dtype in the wheel's kernel table,
-  :mod:`rewrite.placement.cann_ep_kernels`; MatMul and Conv, for example);
+  :mod:`ort_ops.rewrite.placement.cann_ep_kernels`; MatMul and Conv, for example);
 - ``ortops``: an ``ai.ortops`` op (EluGrad, ...) whose library kernel runs on CANN;
 - ``cpu``: nothing can run it on CANN here; ``reason`` says what is missing.
 
 ``ConstantOfShape`` of a constant shape is folded into an initializer, and Transposes into the
 Gemm / MatMul nodes that read them (transA / transB) or into the Transpose they undo
-(:mod:`rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies and
+(:mod:`ort_ops.rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies and
 functions are left alone. :func:`unplace` is the exact inverse of the rest (folds are not undone).
 """
 
@@ -30,11 +30,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ort_ops import DOMAIN
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
-from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
-from rewrite.placement.ops import RULES
-from rewrite.placement.ops.cast import DESTINATIONS
-from rewrite.placement.rule import NodeInfo
-from rewrite.placement.transposes import fold_transposes
+from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
+from ort_ops.rewrite.placement.ops import RULES
+from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement.rule import NodeInfo
+from ort_ops.rewrite.placement.transposes import fold_transposes
 
 _CAST_NAMES = set(DESTINATIONS.values())
 _MAX_CONSTANT_ELEMENTS = 1 << 16
@@ -101,7 +101,7 @@ def ep_runs(op_type: str, opset: int, dtype: str | None) -> bool:
     """Whether the CANN EP's own kernel table has ``op_type`` at ``opset`` for ``dtype``.
 
     ORT matches an open-ended kernel (no last opset) only to nodes whose schema version equals its
-    first opset (see :mod:`rewrite.placement.cann_ep_kernels`)."""
+    first opset (see :mod:`ort_ops.rewrite.placement.cann_ep_kernels`)."""
     entries = EP_KERNELS.get(op_type)
     if not entries:
         return False

@@ -1,5 +1,5 @@
 """What a placement rule is: which ONNX op it places on CANN, which CANN ops its kernel launches,
-and when it must not (a reason). One module per op family in :mod:`rewrite.placement.ops`, named
+and when it must not (a reason). One module per op family in :mod:`ort_ops.rewrite.placement.ops`, named
 like the C++ file of its kernels (``ort_ops/csrc/placed/<family>.cc``)."""
 
 from __future__ import annotations

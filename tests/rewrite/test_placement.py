@@ -12,9 +12,9 @@ from onnx import helper, numpy_helper
 
 from ort_ops.domain import CANN_DOMAIN, DOMAIN, IR_VERSION
 from ort_ops.library import cann_op_unavailable, has_cann_kernels, kernel_signatures
-from rewrite.placement import PlacementReport, ep_runs, place, unplace
-from rewrite.placement.ops import RULES
-from rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement import PlacementReport, ep_runs, place, unplace
+from ort_ops.rewrite.placement.ops import RULES
+from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
 
 pytestmark = pytest.mark.skipif(not has_cann_kernels(), reason="library built without CANN kernels")
 OPSET = 20

@@ -4,7 +4,7 @@ broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where
 Arithmetic on inputs of one shape is left to the CANN EP's own kernels (they run it without
 broadcasting)."""
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 
 def _same_shape(info: NodeInfo) -> str | None:
