@@ -27,7 +27,9 @@ SUBPACKAGES = ("rewrite", "cann_ep")
 
 class _SubpackageFinder(importlib.abc.MetaPathFinder):
     def __init__(self, package: str, root: str):
-        self._folders = {f"{package}.{name}": os.path.join(root, name) for name in SUBPACKAGES}
+        # only the folders there (the CPU-only build's staged source has no cann_ep/)
+        self._folders = {f"{package}.{name}": os.path.join(root, name) for name in SUBPACKAGES
+                         if os.path.isfile(os.path.join(root, name, "__init__.py"))}
 
     def find_spec(self, fullname, path=None, target=None):
         folder = self._folders.get(fullname)
@@ -38,13 +40,9 @@ class _SubpackageFinder(importlib.abc.MetaPathFinder):
 
 
 def source_root() -> str | None:
-    """The checkout holding this ``ort_ops`` and the subpackages' folders, or None (installed)."""
+    """The checkout holding this ``ort_ops`` (``pyproject.toml`` beside it), or None (installed)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.isfile(os.path.join(root, "pyproject.toml")):
-        return None
-    if not all(os.path.isfile(os.path.join(root, name, "__init__.py")) for name in SUBPACKAGES):
-        return None
-    return root
+    return root if os.path.isfile(os.path.join(root, "pyproject.toml")) else None
 
 
 def map_subpackages(package: str) -> None:

@@ -13,6 +13,8 @@ _FILE_NAME = {"win32": f"{LIBRARY_NAME}.dll", "darwin": f"lib{LIBRARY_NAME}.dyli
     sys.platform, f"lib{LIBRARY_NAME}.so"
 )
 DISTRIBUTION = "ort-ops"
+# The distribution names the package is installed under (the CPU-only build is its own).
+DISTRIBUTIONS = (DISTRIBUTION, "ort-ops-cpu")
 
 
 def _candidates() -> list[str]:
@@ -22,11 +24,12 @@ def _candidates() -> list[str]:
     if override:
         return [override]
     paths = [os.path.join(os.path.dirname(os.path.abspath(__file__)), _FILE_NAME)]
-    try:
-        dist = importlib.metadata.distribution(DISTRIBUTION)
-        paths.append(str(dist.locate_file(f"ort_ops/{_FILE_NAME}")))
-    except importlib.metadata.PackageNotFoundError:
-        pass
+    for name in DISTRIBUTIONS:
+        try:
+            dist = importlib.metadata.distribution(name)
+            paths.append(str(dist.locate_file(f"ort_ops/{_FILE_NAME}")))
+        except importlib.metadata.PackageNotFoundError:
+            pass
     return paths
 
 

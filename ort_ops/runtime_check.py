@@ -2,8 +2,8 @@
 
 ``onnxruntime`` (CPU) and ``onnxruntime-cann`` both install the ``onnxruntime`` package: in one
 environment the second overwrites the first's files and the result is neither (the CANN EP
-missing, or a NumPy ABI error). Use one environment per wheel (``scripts/setup.sh`` makes
-``.venv`` and ``.venv-cann``).
+missing, or a NumPy ABI error); so do ``onnxruntime-training(-cpu)``. Use one environment per wheel
+(``scripts/setup.sh`` makes ``.venv``, ``.venv-cann`` and ``.venv-ort-training``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.metadata
 
 WHEELS = ("onnxruntime", "onnxruntime-cann", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
-          "onnxruntime-training")
+          "onnxruntime-training", "onnxruntime-training-cpu")
 
 
 def installed_wheels() -> dict[str, str]:

@@ -1,7 +1,19 @@
 """ONNX schemas of the ``ai.ortops`` ops, built from their definitions (:mod:`ort_ops.ops`) and
-registered with ``onnx.defs`` once per process, so ``onnx.checker`` and shape inference know them."""
+registered with ``onnx.defs`` once per process, so ``onnx.checker`` and shape inference know them.
+
+onnx keeps registered schemas in a C++ static registry that is destroyed by the C library's exit
+handlers, after the interpreter has finalized. A schema holding a Python shape-inference function
+then takes the GIL of a dead interpreter while it is destroyed: onnx 1.20-1.22 segfault at exit
+(``PyGILState_Ensure`` -> ``PyThreadState_New(interp=NULL)``), 1.19 waits forever in ``take_gil``. So what
+:func:`register_all` registers is deregistered again by an :mod:`atexit` handler, which runs while
+the interpreter is alive. onnx < 1.19 has no Python API to set an inference function
+(``OpSchema.set_type_and_shape_inference_function``): there the schemas are registered without
+one (``onnx.checker`` knows the ops; shape inference leaves their outputs untyped).
+"""
 
 from __future__ import annotations
+
+import atexit
 
 import onnx
 import onnx.defs
@@ -140,18 +152,35 @@ def schema_of(op: OpDef) -> OpSchema:
         attributes=[OpSchema.Attribute(a.name, onnx.helper.make_attribute(a.name, a.default), a.doc)
                     for a in op.attributes],
     )
-    schema.set_type_and_shape_inference_function(
-        _elementwise_inference(op) if op.elementwise else _rule_inference(op))
+    if HAS_PYTHON_INFERENCE:
+        schema.set_type_and_shape_inference_function(
+            _elementwise_inference(op) if op.elementwise else _rule_inference(op))
     return schema
 
 
+# onnx >= 1.19: schemas may carry a Python shape-inference function
+HAS_PYTHON_INFERENCE = hasattr(OpSchema, "set_type_and_shape_inference_function")
 SCHEMAS = tuple(schema_of(op) for op in OPS)
+_registered: list[tuple[str, int, str]] = []  # (name, since_version, domain) this module registered
 
 
 def register_all() -> None:
-    """Register every schema that ``onnx.defs`` does not know yet (safe to call repeatedly)."""
+    """Register every schema that ``onnx.defs`` does not know yet (safe to call repeatedly). The
+    first registration also installs :func:`deregister_all` as an exit handler."""
     for schema in SCHEMAS:
         if not onnx.defs.has(schema.name, schema.since_version, schema.domain):
             onnx.defs.register_schema(schema)
+            if not _registered:
+                atexit.register(deregister_all)
+            _registered.append((schema.name, schema.since_version, schema.domain))
+
+
+def deregister_all() -> None:
+    """Remove the schemas :func:`register_all` registered from ``onnx.defs`` (run at exit, while
+    the interpreter can still release their Python inference functions)."""
+    while _registered:
+        name, version, domain = _registered.pop()
+        if onnx.defs.has(name, version, domain):
+            onnx.defs.deregister_schema(name, version, domain)
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the op library and the ACL simulator with AddressSanitizer + UndefinedBehaviorSanitizer
-# into build/asan and runs the op tests (.venv) and the CANN EP tests (.venv-cann) against them.
+# into build/asan and runs the op tests (.venv) and the CANN EP tests (.venv-cann) against them
+# (scripts/run_tests.sh runs the CANN suite only here). Extra arguments go to both pytest runs.
 # Python itself is not instrumented: the sanitizer runtimes are preloaded; leak detection is off
 # because CPython keeps memory until exit by design (the simulator reports its own leaks).
 set -euo pipefail
@@ -34,9 +35,11 @@ run() {
     status=1
   fi
 }
+echo "-- CPU op tests (tests/ops, tests/models; .venv) on the sanitizer build"
 run .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/ops tests/models "$@"
 if [ -x .venv-cann/bin/python ]; then
+  echo "-- CANN EP suite (tests/cann; .venv-cann) on the sanitizer build of the library and the simulator"
   run .venv-cann/bin/python -m pytest -q -p no:cacheprovider tests/cann "$@"
 fi
 exit $status

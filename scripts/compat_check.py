@@ -15,8 +15,12 @@ result and the others still run. A check's status is ``pass``, ``fail`` (with th
 tail of its stderr).
 
 Checks (``runtime`` mode: onnxruntime importable; ``base`` mode: the install without it):
+  exit            ``import ort_ops`` (schemas registered, shape inference run) in a fresh process
+                  that exits with status 0 within EXIT_TIMEOUT seconds (onnx 1.19 hung at exit, 1.20-1.22
+                  segfaulted there while ort_ops left Python inference functions in onnx's registry)
   import          ort_ops, rewrite (and cann_ep) import from the installed wheel, not a checkout
-  schema          onnx.defs.has("EluGrad", 1, "ai.ortops") after ``import ort_ops``
+  schema          onnx.defs.has("EluGrad", 1, "ai.ortops") after ``import ort_ops``; with onnx >= 1.19
+                  (Python inference functions) shape inference types EluGrad's output
   reference       ort_ops.reference.elu_grad equals this script's formula bit for bit
   fuse            rewrite.fuse_elu_grad fuses a small ELU training graph (and, with a runtime,
                   the fused model gives the original's dX bit for bit on ONNX Runtime)
@@ -60,9 +64,10 @@ SHAPES = [(), (1,), (17,), (1001,), (3, 5, 7), (0,), (1, 0, 4), (1 << 20,), ((1 
 CANN_SHAPES = [(), (1001,), (3, 5, 7), (1 << 20,)]
 ALPHAS = (1.0, 0.5)
 THREADS = (1, 2)
-RUNTIME_CHECKS = ["import", "schema", "reference", "fuse", "api", "float32", "float16", "bfloat16",
+EXIT_TIMEOUT = 60
+RUNTIME_CHECKS = ["exit", "import", "schema", "reference", "fuse", "api", "float32", "float16", "bfloat16",
                   "bfloat16_cast", "register_twice", "shape_mismatch", "cann"]
-BASE_CHECKS = ["import", "schema", "reference", "fuse", "no_runtime"]
+BASE_CHECKS = ["exit", "import", "schema", "reference", "fuse", "no_runtime"]
 
 
 class Skip(Exception):
@@ -252,17 +257,57 @@ def check_import(info, with_runtime):
     return detail
 
 
+EXIT_PROBE = """
+import onnx, ort_ops
+from ort_ops.model_builder import make_elu_grad_model
+model = make_elu_grad_model("float32", (2, 3), 0.5)
+model.graph.output[0].type.tensor_type.ClearField("shape")
+onnx.shape_inference.infer_shapes(model, strict_mode=True)
+print("imported", onnx.__version__, flush=True)
+"""
+
+
+def check_exit(info):
+    import onnx
+
+    info["onnx_version"] = onnx.__version__
+    try:
+        proc = subprocess.run([sys.executable, "-c", EXIT_PROBE], capture_output=True, text=True,
+                              timeout=EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired as error:
+        out = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else (error.stdout or "")
+        raise AssertionError(f"onnx {onnx.__version__}: `import ort_ops` process still running after "
+                             f"{EXIT_TIMEOUT} s (stdout: {out.strip()!r})") from None
+    assert proc.returncode == 0, (f"onnx {onnx.__version__}: `import ort_ops` process exited {proc.returncode} "
+                                  f"(stdout {proc.stdout.strip()!r}; stderr: {tail(proc.stderr)})")
+    assert proc.stdout.startswith("imported"), f"stdout {proc.stdout!r}"
+    return f"onnx {onnx.__version__}: import, shape inference, exit status 0"
+
+
 def check_schema(info):
     import onnx
 
     import ort_ops  # noqa: F401  (registers the schemas)
+    from ort_ops.model_builder import make_elu_grad_model
+    from ort_ops.schemas import HAS_PYTHON_INFERENCE
 
     assert onnx.defs.has("EluGrad", 1, "ai.ortops"), 'onnx.defs.has("EluGrad", 1, "ai.ortops") is False'
     schema = onnx.defs.get_schema("EluGrad", 1, "ai.ortops")
     inputs = [i.name for i in schema.inputs]
     assert inputs == ["grads", "activations"], f"schema inputs {inputs}"
     info["onnx_version"] = onnx.__version__
-    return f"onnx {onnx.__version__}: EluGrad-1 registered, inputs {inputs}"
+    model = make_elu_grad_model("float16", (2, 3), 0.5)
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    model.graph.output[0].type.tensor_type.elem_type = 0
+    out = onnx.shape_inference.infer_shapes(model, strict_mode=True).graph.output[0].type.tensor_type
+    got = (out.elem_type, [d.dim_value for d in out.shape.dim] if out.HasField("shape") else None)
+    if HAS_PYTHON_INFERENCE:
+        assert got == (onnx.TensorProto.FLOAT16, [2, 3]), (f"shape inference of EluGrad gave (elem_type, dims) {got}, "
+                                                           "expected float16 (10), [2, 3]")
+        inference = "shape inference: float16 [2, 3]"
+    else:
+        inference = "no Python shape inference in this onnx (OpSchema.set_type_and_shape_inference_function)"
+    return f"onnx {onnx.__version__}: EluGrad-1 registered, inputs {inputs}; {inference}"
 
 
 def check_reference(info):
@@ -516,7 +561,9 @@ def run_check(name: str, mode: str) -> dict:
     info: dict = {}
     started = time.monotonic()
     try:
-        if name == "import":
+        if name == "exit":
+            detail = check_exit(info)
+        elif name == "import":
             detail = check_import(info, with_runtime=mode == "runtime")
         elif name == "schema":
             detail = check_schema(info)
@@ -559,13 +606,14 @@ def environment(mode: str) -> dict:
     import importlib.metadata as md
 
     env = {"python": platform.python_version(), "prefix": sys.prefix, "mode": mode}
-    for dist in ("onnxruntime", "onnxruntime-cann", "onnx", "numpy", "ml-dtypes", "onnx-graphsurgeon",
-                 "protobuf", "ort-ops"):
+    for dist in ("onnxruntime", "onnxruntime-cann", "onnxruntime-training-cpu", "onnx", "numpy", "ml-dtypes",
+                 "onnx-graphsurgeon", "protobuf", "ort-ops"):
         try:
             env.setdefault("packages", {})[dist] = md.version(dist)
         except md.PackageNotFoundError:
             pass
-    runtimes = [d for d in ("onnxruntime", "onnxruntime-cann") if d in env.get("packages", {})]
+    runtimes = [d for d in ("onnxruntime", "onnxruntime-cann", "onnxruntime-training-cpu")
+                if d in env.get("packages", {})]
     env["runtime"] = " + ".join(f"{d} {env['packages'][d]}" for d in runtimes) or "none"
     return env
 

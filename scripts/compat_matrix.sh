@@ -27,11 +27,15 @@ PY310=$pyenv/3.10.13/bin/python
 PY311=$pyenv/3.11.7/bin/python
 PY312=$pyenv/3.12.1/bin/python
 PY313=$pyenv/3.13.0/bin/python
-# Shared by every entry: onnx 1.23.2 has wheels for 3.10-3.13; graphsurgeon as in requirements/.
-COMMON=("onnx==1.23.2" "onnx-graphsurgeon==0.6.1" "ml-dtypes>=0.4")
+# Shared by every entry: graphsurgeon as in requirements/.
+COMMON=("onnx-graphsurgeon==0.6.1" "ml-dtypes>=0.4")
+# onnx unless the entry names one: 1.23.2 (the project's pin) has wheels for 3.10-3.13
+ONNX_DEFAULT="onnx==1.23.2"
 
-# name | python | runtime requirement ("-": base install, no onnxruntime) | numpy requirement
+# name | python | runtime requirement ("-": base install, no onnxruntime) | numpy requirement [| onnx]
 # ORT < 1.19 and onnxruntime-cann were built against NumPy 1.x (numpy<2); the project needs >= 1.26.
+# The onnx-* entries: every onnx minor release from pyproject.toml's floor (onnx>=1.16) to the
+# newest, with the project's runtime pin. onnxruntime-training supports onnx <= 1.17.
 MATRIX=(
   "ort-1.17.3|$PY311|onnxruntime==1.17.3|numpy>=1.26,<2"
   "ort-1.18.1|$PY311|onnxruntime==1.18.1|numpy>=1.26,<2"
@@ -42,6 +46,14 @@ MATRIX=(
   "ort-1.31.1|$PY311|onnxruntime==1.31.1|numpy>=1.26"
   "ort-1.32.0|$PY311|onnxruntime==1.32.0|numpy>=1.26"
   "cann-1.24.4|$PY311|onnxruntime-cann==1.24.4|numpy>=1.26,<2"
+  "ort-training-1.19.2|$PY311|onnxruntime-training-cpu==1.19.2|numpy>=1.26|onnx==1.17.0"
+  "onnx-1.16.0|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.16.0"
+  "onnx-1.17.0|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.17.0"
+  "onnx-1.18.0|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.18.0"
+  "onnx-1.19.1|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.19.1"
+  "onnx-1.20.1|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.20.1"
+  "onnx-1.21.0|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.21.0"
+  "onnx-1.22.0|$PY311|onnxruntime==1.31.1|numpy>=1.26|onnx==1.22.0"
   "base-py3.10|$PY310|-|numpy>=1.26"
   "base-py3.12|$PY312|-|numpy>=1.26"
   "base-py3.13|$PY313|-|numpy>=1.26"
@@ -86,7 +98,7 @@ status=0
 started=$(date +%s)
 names=()
 for entry in "${MATRIX[@]}"; do
-  IFS='|' read -r name python runtime numpy_req <<<"$entry"
+  IFS='|' read -r name python runtime numpy_req onnx_req <<<"$entry"
   wanted "$name" || continue
   names+=("$name")
   venv=$root/$name
@@ -102,7 +114,7 @@ for entry in "${MATRIX[@]}"; do
     status=1; continue
   fi
   vpy=$venv/bin/python
-  reqs=("$numpy_req" "${COMMON[@]}")
+  reqs=("$numpy_req" "${onnx_req:-$ONNX_DEFAULT}" "${COMMON[@]}")
   [ "$runtime" != - ] && reqs=("$runtime" "${reqs[@]}")
   log "  pip install ${reqs[*]}"
   if ! install_reqs "$vpy" "$logf" "${reqs[@]}"; then
@@ -145,13 +157,13 @@ log "matrix done in $(( $(date +%s) - started )) s"
 import json, os, sys
 
 results, names = sys.argv[1], sys.argv[2:]
-COLUMNS = [("import", "import"), ("schema", "schema"), ("reference", "reference"), ("fuse", "fuse"),
+COLUMNS = [("exit", "clean exit"), ("import", "import"), ("schema", "schema"), ("reference", "reference"), ("fuse", "fuse"),
            ("no_runtime", "no ORT"), ("api", "API check"), ("float32", "fp32"), ("float16", "fp16"),
            ("bfloat16", "bf16 (ort_io)"), ("bfloat16_cast", "bf16 (Cast)"), ("register_twice", "register x2"), ("shape_mismatch", "shape error"),
            ("cann", "CANN sim")]
 CELL = {"pass": "pass", "fail": "**FAIL**", "crash": "**CRASH**", "skip": "skip"}
-print("| entry | runtime | Python | NumPy | API | IR | " + " | ".join(t for _, t in COLUMNS) + " |")
-print("|" + "---|" * (6 + len(COLUMNS)))
+print("| entry | runtime | Python | onnx | NumPy | API | IR | " + " | ".join(t for _, t in COLUMNS) + " |")
+print("|" + "---|" * (7 + len(COLUMNS)))
 for name in names:
     path = os.path.join(results, f"{name}.json")
     r = json.load(open(path)) if os.path.isfile(path) else {"install_error": "no result"}
@@ -159,7 +171,7 @@ for name in names:
     runtime = r.get("runtime", "?")
     if runtime == "-":
         runtime = "none"
-    head = [name, runtime, r.get("python", "?"), pk.get("numpy", "?"), str(r.get("api_version", "—")),
+    head = [name, runtime, r.get("python", "?"), pk.get("onnx", "?"), pk.get("numpy", "?"), str(r.get("api_version", "—")),
             str(r.get("ir_version", "—"))]
     if "install_error" in r:
         cells = [f"install failed: {r['install_error'][:200]}"] + [""] * (len(COLUMNS) - 1)

@@ -29,9 +29,14 @@ if [[ -z "$wheel" ]]; then
   mkdir -p "$wheel_dir"
   wheel="$(ls "$wheel_dir"/torch_npu-"$version"-*.whl 2>/dev/null | head -n1 || true)"
   if [[ -z "$wheel" ]]; then
+    echo "fetch_acl_headers: fetching the torch_npu $version wheel (about 40 MB) from PyPI into" \
+      "$wheel_dir, once, for the Ascend ACL headers in it (acl/acl.h ...), which the CANN kernels and" \
+      "the ACL simulator are compiled against. Set ACL_INCLUDE_DIR to skip this, or build" \
+      "CPU-only (ORTOPS_WITH_CANN=OFF), which needs no ACL headers." >&2
     "$python" -m pip download --quiet --disable-pip-version-check --no-deps \
       --only-binary=:all: "torch-npu==$version" -d "$wheel_dir" >&2
     wheel="$(ls "$wheel_dir"/torch_npu-"$version"-*.whl | head -n1)"
+    echo "fetch_acl_headers: fetched $(basename "$wheel") ($(du -h "$wheel" | cut -f1))" >&2
   fi
 fi
 

@@ -3,6 +3,7 @@ user's own ``rewrite`` or ``cann_ep`` package shadows neither ``ort_ops.rewrite`
 ``ort_ops.cann_ep``; the console script works; the old top-level names are not installed, and in
 a source checkout they refuse to import (they would be a second copy of the modules)."""
 
+# ns_rename: leave this file (it imports the old names on purpose: the rename script skips it)
 from __future__ import annotations
 
 import json

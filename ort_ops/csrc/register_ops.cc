@@ -129,9 +129,24 @@ namespace {
 // convention for entries that belong to a custom-op library).
 constexpr const char* kRegisteredKey = "custom_op.ortops.registered";
 
-// The newest API the runtime offers, from the headers' version down to the kernels' minimum.
+// The C API version to request first: ONNX Runtime 1.x offers API versions 1 to x (1.19 -> 19),
+// so the runtime's version string ("1.19.2") names it without asking. GetApi(N) for an N the
+// runtime lacks returns NULL and prints "The requested API version [N] is not available" to
+// stderr, so the library asks only for versions the runtime has. An unparsable or non-1.x
+// version string starts from the headers' version.
+uint32_t FirstApiToRequest(const char* runtime_version) {
+  if (runtime_version == nullptr || std::strncmp(runtime_version, "1.", 2) != 0) return ORT_API_VERSION;
+  uint32_t minor = 0;
+  const char* p = runtime_version + 2;
+  if (*p < '0' || *p > '9') return ORT_API_VERSION;
+  for (; *p >= '0' && *p <= '9' && minor <= ORT_API_VERSION; ++p) minor = minor * 10 + static_cast<uint32_t>(*p - '0');
+  return minor < ORT_API_VERSION ? minor : ORT_API_VERSION;
+}
+
+// The newest API the runtime offers, from min(runtime's, headers') version down to the kernels'
+// minimum.
 const OrtApi* NegotiateApi(const OrtApiBase* api_base, uint32_t* version) {
-  for (uint32_t v = ORT_API_VERSION; v >= ortops::kMinApiVersion; --v) {
+  for (uint32_t v = FirstApiToRequest(api_base->GetVersionString()); v >= ortops::kMinApiVersion; --v) {
     if (const OrtApi* api = api_base->GetApi(v)) {
       *version = v;
       return api;

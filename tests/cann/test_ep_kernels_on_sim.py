@@ -8,7 +8,11 @@ exact arithmetic, else within ``ort_ops.tolerances``. The ACL op types the run e
 simulator's per-op-type counters) must be among those :mod:`ort_ops.rewrite.placement.ep_launches` says the
 kernel launches, and the node must have run on the CANN EP. A kernel that cannot run is listed in
 ``NOT_RUN`` with the reason; one neither run nor listed fails ``test_every_kernel_is_covered``.
-Known EP defects are strict xfails; kernels that fail for a known reason are in ``KNOWN_FAILURES``.
+Known EP defects are the table :mod:`ort_ops.rewrite.placement.ep_defects`, checked both ways here: each of
+``DEFECT_CASES`` must be flagged by ``defect_of`` and fail on the EP (strict xfail, the reason taken
+from the table), and the generic cases and ``NEAR_MISSES`` must not be flagged and must match the
+reference (so the table can be neither missing a defect seen here nor too broad on these). Kernels
+that fail for another known reason are in ``KNOWN_FAILURES``.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS
+from ort_ops.rewrite.placement.ep_defects import defect_of
 from ort_ops.rewrite.placement.ep_launches import LAUNCHES
-from ort_ops.rewrite.placement.place import ep_runs
+from ort_ops.rewrite.placement.place import _Values, ep_runs
 
 ort = pytest.importorskip("onnxruntime")
 if "CANNExecutionProvider" not in ort.get_available_providers():
@@ -179,12 +184,12 @@ def run_on_cann(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):
 
 #: (op, first opset, dtype) -> why the kernel fails on the simulator today (an EP defect or a gap of the
 #: simulator outside this test's reach); test_known_failures_still_fail keeps the list honest
-KNOWN_FAILURES: dict[tuple[str, int, str], str] = {
-    **{(op, first, "float64"): f"simulator gap: {op}'s double kernel launches MaxPoolV3, which the "
-       "simulator implements for float16/float32/bfloat16 (cann_ep/sim/src/ops/pooling.cc); newer MaxPoolV3 "
-       "prototypes (hicann/ops-nn pooling/max_pool_v3 README, GE nn_pooling_ops.h) list DT_DOUBLE too"
-       for op, first in (("MaxPool", 1), ("GlobalMaxPool", 1))},
-}
+KNOWN_FAILURES: dict[tuple[str, int, str], str] = {}
+
+
+def node_info(model: onnx.ModelProto):
+    """The placement pass's NodeInfo of ``model``'s first node (what ``defect_of`` is asked)."""
+    return _Values(model).info(model.graph.node[0], model.opset_import[0].version)
 
 
 def _case_id(k):
@@ -201,6 +206,7 @@ def test_kernel_runs_on_the_simulator(kernel):
     if key in KNOWN_FAILURES:
         pytest.xfail(KNOWN_FAILURES[key])  # (strictness: test_known_failures_still_fail)
     model, feeds = build(op, first, dtype, np.random.default_rng(abs(hash(_case_id(kernel))) % 2**32))
+    assert defect_of(node_info(model)) is None, f"{op}-{first} {dtype}: the generic case hits a listed EP defect"
     want = reference(model, feeds)
     got, provider, launched = run_on_cann(model, feeds)
     assert provider == "CANNExecutionProvider", f"{op}-{first} {dtype} ran on {provider}, not the CANN EP"
@@ -269,18 +275,6 @@ def test_flatten_inside_an_if_body_runs_on_cann():
     assert sim.op_counts().get("Flatten", 0) - before == 2
 
 
-@pytest.mark.xfail(strict=True, reason="EP defect (nn/average_pool.cc): AvgPoolV2's exclusive is set to "
-                   "count_include_pad (inverted), so with pads and count_include_pad = 0 CANN divides by the whole "
-                   "window (and pads go in ONNX's order, which CANN reads as [top, bottom, left, right])")
-def test_average_pool_with_pads():
-    model = _model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
-                   [("x", "float32", [1, 1, 4, 4])], opset=11)
-    x = np.ones((1, 1, 4, 4), np.float32)
-    got, provider, launched = run_on_cann(model, {"x": x})
-    assert provider == "CANNExecutionProvider" and launched == {"AvgPoolV2": 1}
-    np.testing.assert_array_equal(got, reference(model, {"x": x}))  # all ones; CANN gives 4/9 in the corners
-
-
 @pytest.mark.parametrize("rank", [3, 5])
 def test_rank_other_than_4_fails_for_nchw_ops(rank):
     """The EP sends 3-D / 5-D inputs to 4-D CANN ops: Conv on 3-D input to Conv2D, BatchNormalization
@@ -293,33 +287,129 @@ def test_rank_other_than_4_fails_for_nchw_ops(rank):
                                   ([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"])],
                                    bn_inits, "BatchNorm")):
         model = _model(nodes, [("x", "float32", shape)], inits)
+        assert defect_of(node_info(model)) is not None, f"{nodes[0].op_type} on {rank}-D input: not flagged"
         with pytest.raises(Exception, match=f'aclopCompileAndExecute\\("{cann_op}"'):
             cann_ep.session(model, place=False).run(None, {"x": np.ones(shape, np.float32)})
     w = numpy_helper.from_array(np.ones([2, 2] + [3] * (rank - 2), np.float32), "w")
     model = _model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", "float32", shape)], [w])
+    assert defect_of(node_info(model)) is not None, f"Conv on {rank}-D input: not flagged"
     with pytest.raises(Exception, match='aclopCompileAndExecute\\(opname'):  # Conv2D (3-D) / Conv3D (5-D)
         cann_ep.session(model, place=False).run(None, {"x": np.ones(shape, np.float32)})
 
 
-@pytest.mark.xfail(strict=True, reason="EP defect (math/binary_elementwise_ops.cc): when both inputs "
-                   "broadcast, the second scratch buffer reuses the first's memory and the op computes b op b; "
-                   "placement places broadcasting arithmetic instead (docs/cann_ops.md)")
-def test_binary_op_with_both_inputs_broadcasting():
+# --- the EP defect table (rewrite.placement.ep_defects), both ways ----------------------------
+
+def _one(op, shape, opset, inits=(), extra_inputs=(), **attrs):
+    """A one-node ``op`` model on float32 ``x`` of ``shape`` (then the initializers, then extra graph
+    inputs (name, dtype, shape)) and its feeds: x from a fixed seed, extra inputs given below."""
+    names = ["x", *(t.name for t in inits), *(n for n, _, _ in extra_inputs)]
+    model = _model([helper.make_node(op, names, ["y"], **attrs)],
+                   [("x", "float32", list(shape)), *extra_inputs], inits, opset=opset)
+    return model, {"x": np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)}
+
+
+def _w(*shape):
+    return numpy_helper.from_array(np.random.default_rng(1).standard_normal(shape).astype(np.float32), "w")
+
+
+def _bn(c):
+    return [numpy_helper.from_array(np.linspace(0.5, 1.5, c, dtype=np.float32), n) for n in ("s", "b", "m", "v")]
+
+
+def _both_broadcast():
     model = _model([helper.make_node("Mul", ["a", "b"], ["y"])], [("a", "float32", [4, 1]), ("b", "float32", [1, 5])])
-    a = np.arange(1, 5, dtype=np.float32).reshape(4, 1)
-    b = np.arange(10, 15, dtype=np.float32).reshape(1, 5)
-    got = cann_ep.session(model, place=False).run(None, {"a": a, "b": b})[0]
-    np.testing.assert_array_equal(got, a * b)
+    return model, {"a": np.arange(1, 5, dtype=np.float32).reshape(4, 1),
+                   "b": np.arange(10, 15, dtype=np.float32).reshape(1, 5)}
 
 
-@pytest.mark.xfail(strict=True, reason="EP defect (nn/dropout.cc): in training mode DropoutV2 gets its mask "
-                   "described as ACL_BOOL and p set with aclopSetAttrInt (so 0.5 becomes 0); GE random_ops.h "
-                   "DropoutV2 has a float32 mask and a Float p, so the launch fails")
-def test_dropout_in_training_mode():
+def _dropout(training):
     ratio = numpy_helper.from_array(np.array(0.5, np.float32), "ratio")
-    model = _model([helper.make_node("Dropout", ["x", "ratio", "training"], ["y"])],
-                   [("x", "float32", [64, 64]), ("training", "bool", [])], [ratio])
-    x = np.ones((64, 64), np.float32)
-    got, provider, launched = run_on_cann(model, {"x": x, "training": np.array(True)})
-    assert provider == "CANNExecutionProvider" and launched == {"DropoutV2": 1}
-    assert set(np.unique(got)) == {0.0, 2.0}  # dropped, or kept and scaled by 1 / (1 - 0.5)
+    inits = [ratio] + ([] if training else [numpy_helper.from_array(np.array(False), "training")])
+    extra = [("training", "bool", [])] if training else []
+    model, feeds = _one("Dropout", (64, 64), 13, inits, extra)
+    if training:
+        feeds["training"] = np.array(True)
+    return model, {**feeds, "x": np.ones((64, 64), np.float32)}
+
+
+def _dropout_kept_or_dropped(got, want):
+    """Training-mode Dropout of ones with ratio 0.5: each element dropped (0) or kept and scaled (2)."""
+    assert set(np.unique(got)) == {0.0, 2.0}, np.unique(got)
+
+
+#: name -> () -> (model, feeds[, check(got, want)]): nodes the EP kernel gets wrong on the simulator
+DEFECT_CASES = {
+    "Mul-both-inputs-broadcast": _both_broadcast,
+    "AveragePool-pads": lambda: _one("AveragePool", (1, 1, 4, 4), 11, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "AveragePool-pads-count_include_pad": lambda: _one("AveragePool", (1, 1, 4, 4), 11, kernel_shape=[3, 3],
+                                                       pads=[1, 1, 1, 1], count_include_pad=1),
+    "AveragePool-pads-left-ne-bottom": lambda: _one("AveragePool", (1, 1, 6, 6), 11, kernel_shape=[3, 3],
+                                                    pads=[0, 1, 0, 1], count_include_pad=1),
+    "AveragePool-SAME_UPPER": lambda: _one("AveragePool", (1, 1, 5, 5), 11, kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+    "AveragePool-3d": lambda: _one("AveragePool", (1, 2, 6), 11, kernel_shape=[2]),
+    "AveragePool-5d": lambda: _one("AveragePool", (1, 2, 4, 4, 4), 11, kernel_shape=[2, 2, 2]),
+    "MaxPool-pads-left-ne-bottom": lambda: _one("MaxPool", (1, 1, 6, 6), 1, kernel_shape=[3, 3], pads=[0, 1, 0, 1]),
+    "MaxPool-SAME_LOWER": lambda: _one("MaxPool", (1, 1, 5, 5), 1, kernel_shape=[2, 2], auto_pad="SAME_LOWER"),
+    "MaxPool-3d": lambda: _one("MaxPool", (1, 2, 6), 1, kernel_shape=[2]),
+    "MaxPool-5d": lambda: _one("MaxPool", (1, 2, 4, 4, 4), 1, kernel_shape=[2, 2, 2]),
+    "GlobalMaxPool-3d": lambda: _one("GlobalMaxPool", (1, 2, 6), 1),
+    "GlobalMaxPool-5d": lambda: _one("GlobalMaxPool", (1, 2, 3, 3, 3), 1),
+    "GlobalAveragePool-3d": lambda: _one("GlobalAveragePool", (1, 2, 6), 1),
+    "Conv-pads-left-ne-bottom": lambda: _one("Conv", (1, 2, 5, 5), 11, [_w(3, 2, 3, 3)], pads=[1, 0, 1, 0]),
+    "Conv-SAME_UPPER-asymmetric": lambda: _one("Conv", (1, 2, 5, 5), 11, [_w(3, 2, 2, 2)], auto_pad="SAME_UPPER"),
+    "Conv-3d": lambda: _one("Conv", (1, 2, 6), 11, [_w(3, 2, 3)]),
+    "BatchNormalization-3d": lambda: _one("BatchNormalization", (2, 3, 4), 15, _bn(3)),
+    "Dropout-training": lambda: (*_dropout(True), _dropout_kept_or_dropped),
+}
+
+#: nodes next to a defect that the table does not flag: they must run like the reference
+NEAR_MISSES = {
+    "MaxPool-symmetric-pads": lambda: _one("MaxPool", (1, 1, 6, 6), 1, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "MaxPool-pads-left-eq-bottom": lambda: _one("MaxPool", (1, 1, 6, 6), 1, kernel_shape=[3, 3], pads=[1, 2, 2, 0]),
+    "MaxPool-SAME_UPPER": lambda: _one("MaxPool", (1, 1, 5, 5), 1, kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+    "AveragePool-ceil_mode": lambda: _one("AveragePool", (1, 1, 5, 5), 11, kernel_shape=[2, 2], strides=[2, 2],
+                                          ceil_mode=1),
+    "AveragePool-VALID": lambda: _one("AveragePool", (1, 1, 5, 5), 11, kernel_shape=[2, 2], auto_pad="VALID"),
+    "Conv-pads-left-eq-bottom": lambda: _one("Conv", (1, 2, 5, 5), 11, [_w(3, 2, 3, 3)], pads=[1, 2, 2, 0]),
+    "Dropout-training-constant-false": lambda: _dropout(False),
+    "Mul-same-shape": lambda: _one("Mul", (4, 5), 13, [numpy_helper.from_array(np.full((4, 5), 3, np.float32), "b")]),
+}
+
+
+def _matches_reference(model, feeds, check_result=None):
+    want = reference(model, feeds)
+    got, provider, _ = run_on_cann(model, feeds)
+    assert provider == "CANNExecutionProvider", f"{model.graph.node[0].op_type} ran on {provider}"
+    if check_result is not None:
+        check_result(got, want)
+        return
+    assert got.shape == want.shape, (got.shape, want.shape)
+    verdict = check(got, want, tolerance_of("float32"))
+    assert verdict.ok, verdict.message or verdict
+
+
+def test_defect_cases_are_flagged():
+    """Every node seen failing on the EP is in the defect table (the table is not too narrow)."""
+    missing = [name for name, case in DEFECT_CASES.items() if defect_of(node_info(case()[0])) is None]
+    assert not missing, f"EP failures ep_defects.defect_of does not flag: {missing}"
+
+
+def test_near_misses_are_not_flagged():
+    flagged = {name: defect_of(node_info(case()[0])) for name, case in NEAR_MISSES.items()}
+    assert not any(flagged.values()), {k: v for k, v in flagged.items() if v}
+
+
+def _reason(case) -> str:
+    return defect_of(node_info(case()[0])) or "NOT FLAGGED (test_defect_cases_are_flagged fails)"
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_reason(case)))
+                                  for name, case in DEFECT_CASES.items()])
+def test_defect_case_fails_on_the_ep(name):
+    """Strict: a case that starts to pass (the EP or the simulator changed) must leave the table."""
+    _matches_reference(*DEFECT_CASES[name]())
+
+
+@pytest.mark.parametrize("name", list(NEAR_MISSES))
+def test_near_miss_runs_like_the_reference(name):
+    _matches_reference(*NEAR_MISSES[name]())

@@ -3,6 +3,7 @@
 ``ort_ops``, the INSTALLED ``ort_ops.cann_ep.session`` places and runs a graph on the simulator from
 such a folder, with the simulator libraries found where the wheel put them."""
 
+# ns_rename: leave this file (it imports the old names on purpose: the rename script skips it)
 from __future__ import annotations
 
 import json

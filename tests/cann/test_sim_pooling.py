@@ -42,6 +42,8 @@ pytestmark = pytest.mark.usefixtures("sim_dir")
 BF16 = ml_dtypes.bfloat16
 DTYPES = [np.float32, np.float16, BF16]
 IDS = ["float32", "float16", "bfloat16"]
+# MaxPoolV3 takes double too (hicann/ops-nn pooling/max_pool_v3/op_graph/max_pool_v3_proto.h lists DT_DOUBLE)
+V3_DTYPES, V3_IDS = [*DTYPES, np.float64], [*IDS, "float64"]
 
 
 def geometry(h, k, s, mode, pads=(0, 0), ceil_mode=False):
@@ -108,7 +110,7 @@ POOL_CASES = [  # ksize, strides, padding_mode, pads, ceil_mode
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("dtype", V3_DTYPES, ids=V3_IDS)
 def test_max_pool_v3(tmp_path, dtype):
     rng = np.random.default_rng(22)
     x = sample(rng, (2, 3, 7, 8), dtype)
@@ -135,6 +137,16 @@ def test_max_pool_v3(tmp_path, dtype):
     for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
         assert rc == 0 and msg is None, msg
         assert_bits_equal(y, ref)
+
+
+def test_max_pool_v3_double_compares_in_double(tmp_path):
+    """Doubles that round to the same float32 are told apart: the window's largest double wins."""
+    x = (1.0 + np.array([1, 3, 2, 0], np.float64) * 1e-12).reshape(1, 1, 2, 2)
+    assert len(set(x.astype(np.float32).ravel())) == 1  # one float32 value: a float compare would pick the first
+    attrs = {"ksize": [1, 1, 2, 2], "strides": [1, 1, 2, 2]}
+    ((rc, msg, (y,)),) = run_ops(tmp_path, [("MaxPoolV3", [x], [(acl_dtype(np.float64), [1, 1, 1, 1])], attrs)])
+    assert rc == 0 and msg is None, msg
+    assert_bits_equal(y, x.max(axis=(2, 3), keepdims=True))
 
 
 def test_max_pool_v3_ties_and_nan_selection(tmp_path):
@@ -222,7 +234,7 @@ def test_errors(tmp_path):
         ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 3, 3])], ok),
         ("MaxPoolV3", [Arg(x, "device", ACL_FORMAT_NHWC)], [(ACL_FLOAT, [1, 2, 2, 2])], ok),
         ("MaxPoolV3", [x[0]], [(ACL_FLOAT, [2, 2, 2])], ok),
-        ("MaxPoolV3", [x.astype(np.float64)], [(acl_dtype(np.float64), [1, 2, 2, 2])], ok),
+        ("MaxPoolV3", [x.astype(np.bool_)], [(acl_dtype(np.bool_), [1, 2, 2, 2])], ok),  # no DT_BOOL
         ("MaxPoolV3", [x], [(ACL_FLOAT, [1, 2, 2, 2])], {"strides": [1, 1, 2, 2]}),
         ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 4])], {**ok, "data_format": "NCHW"}),
         ("MaxPoolGrad", [x, g, g], [(ACL_FLOAT, [1, 2, 4, 4])], {**ok, "padding": "VALID"}),

@@ -88,11 +88,12 @@ int64_t window_argmax(const void* plane, const PoolGeom& g, int64_t oy, int64_t 
   const int64_t he = std::min(hs + g.kh, g.h), we = std::min(ws + g.kw, g.w);
   const int64_t h0 = std::max<int64_t>(hs, 0), w0 = std::max<int64_t>(ws, 0);
   if (h0 >= he || w0 >= we) return -1;
-  float best = -std::numeric_limits<float>::infinity();
+  using V = typename T::Compute;  // float for the 16-bit types, double for double: compared exactly
+  V best = -std::numeric_limits<V>::infinity();
   int64_t arg = h0 * g.w + w0;
   for (int64_t y = h0; y < he; ++y)
     for (int64_t x = w0; x < we; ++x) {
-      const float v = static_cast<float>(load_at<T>(plane, y * g.w + x));
+      const V v = load_at<T>(plane, y * g.w + x);
       if (v > best || v != v) {
         best = v;
         arg = y * g.w + x;
@@ -143,6 +144,13 @@ aclError pool_dtype(const OpCall& c, const char* what, const OpTensor& t) {
   return expect_dtype_in(c, what, t, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
 }
 
+// MaxPoolV3 also takes double: its prototype (hicann/ops-nn@1222edf2
+// pooling/max_pool_v3/op_graph/max_pool_v3_proto.h, REG_OP(MaxPoolV3) INPUT x) lists DT_DOUBLE
+// beside DT_FLOAT16/DT_BF16/DT_FLOAT32 (its integer types are not simulated).
+aclError max_pool_v3_dtype(const OpCall& c, const char* what, const OpTensor& t) {
+  return expect_dtype_in(c, what, t, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE});
+}
+
 }  // namespace
 
 // MaxPoolV3(x [N, C, H, W]; ksize, strides [1, 1, h, w] required; padding_mode "CALCULATED"
@@ -151,7 +159,7 @@ aclError pool_dtype(const OpCall& c, const char* what, const OpTensor& t) {
 aclError k_max_pool_v3(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
   const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = pool_dtype(c, "input 0 (x)", x)) return rc;
+  if (aclError rc = max_pool_v3_dtype(c, "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   if (aclError rc = expect_nchw(c, "input 0 (x)", x, false)) return rc;
   if (aclError rc = expect_nchw(c, "output 0 (y)", y, true)) return rc;
@@ -203,6 +211,7 @@ aclError k_max_pool_v3(const OpCall& c, Run* run) {
   switch (x.dtype) {
     case ACL_FLOAT: *run = [c, g] { max_pool<F32>(c, g); }; break;
     case ACL_FLOAT16: *run = [c, g] { max_pool<F16>(c, g); }; break;
+    case ACL_DOUBLE: *run = [c, g] { max_pool<F64>(c, g); }; break;
     default: *run = [c, g] { max_pool<BF16>(c, g); }; break;
   }
   return ACL_SUCCESS;
