@@ -24,8 +24,9 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, threading, time
 import numpy as np
-import cann_ep, ort_ops
-from cann_ep import sim
+import ort_ops
+from ort_ops import cann_ep
+from ort_ops.cann_ep import sim
 from ort_ops.model_builder import make_elu_grad_model
 cann_ep.use_simulator()
 dtype, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -9,8 +9,8 @@ Per step (after warm-up), one fresh process per configuration:
 
 ``before``: the graph as the project built it until now: the exporter's graph with the ELU
 backward fused (EluGrad), the optimizer update as an ONNX graph, no placement.
-``after``: :func:`rewrite.fuse_training` (EluGrad, softmax cross-entropy, MaxPool backward), the
-fused optimizer update ops, and :func:`rewrite.placement.place` (``cann_ep.session``'s default).
+``after``: :func:`ort_ops.rewrite.fuse_training` (EluGrad, softmax cross-entropy, MaxPool backward), the
+fused optimizer update ops, and :func:`ort_ops.rewrite.placement.place` (``cann_ep.session``'s default).
 
     .venv-cann/bin/python benchmarks/bench_cann_step.py [--steps 5] [--soc Ascend910B1] [--json out.json]
 """
@@ -30,8 +30,8 @@ CHILD = r"""
 import collections, json, sys, tempfile
 import numpy as np
 import onnx
-import cann_ep
-from cann_ep import sim
+from ort_ops import cann_ep
+from ort_ops.cann_ep import sim
 from benchmarks.step_graphs import build
 cann_ep.use_simulator()
 kind, model, optimizer, mode, steps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])

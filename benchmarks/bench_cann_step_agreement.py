@@ -55,9 +55,8 @@ def summary(got: np.ndarray, want: np.ndarray) -> dict:
 
 
 def measure(model: str, opt: str, steps: int) -> dict:
-    import cann_ep
-    import rewrite
     from models.fixture_graphs import batch, training_case
+    from ort_ops import cann_ep, rewrite
     from ort_ops.training.trainer import Trainer, cpu_session_factory
 
     exported, params, _ = training_case(FIXTURES[model])
@@ -101,7 +100,7 @@ def main(argv=None) -> int:
     os.environ["ACLSIM_SOC_NAME"] = args.soc
     import onnxruntime as ort
 
-    import cann_ep
+    from ort_ops import cann_ep
 
     if "CANNExecutionProvider" not in ort.get_available_providers():
         p.error(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider (run it with .venv-cann/bin/python)")

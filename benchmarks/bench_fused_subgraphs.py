@@ -69,9 +69,8 @@ def export_cross_entropy(n: int, c: int):
     import torch
     import torch.nn.functional as F
 
-    import rewrite
-    from ort_ops import training
-    from rewrite.rules import softmax_cross_entropy
+    from ort_ops import rewrite, training
+    from ort_ops.rewrite.rules import softmax_cross_entropy
 
     torch.manual_seed(0)
     module = torch.nn.Linear(16, c)
@@ -126,9 +125,8 @@ def cpu_max_pool(args) -> dict:
     import torch
     import torch.nn.functional as F
 
-    import rewrite
-    from ort_ops import training
-    from rewrite.rules import max_pool_backward
+    from ort_ops import rewrite, training
+    from ort_ops.rewrite.rules import max_pool_backward
 
     out = {}
     for kernel, stride, padding in ((2, 2, 0), (3, 2, 1), (3, 1, 1)):
@@ -159,9 +157,8 @@ def cpu_max_pool(args) -> dict:
 def step_times(args) -> dict:
     import torch.nn.functional as F
 
-    import rewrite
     from models.zoo import elu_cnn, elu_mlp, example_batch
-    from ort_ops import training
+    from ort_ops import rewrite, training
 
     out = {}
     for kind, make in (("mlp", lambda: elu_mlp(seed=0)), ("cnn", lambda: elu_cnn(seed=0))):
@@ -190,7 +187,7 @@ def step_times(args) -> dict:
 
 
 def cann_cross_entropy(args) -> dict:
-    import cann_ep
+    from ort_ops import cann_ep
 
     cann_ep.use_simulator()
     results = {}

@@ -60,7 +60,7 @@ SHAPES = {"fan-out": fan_out, "chain": chain}
 
 
 def _child(shape: str, n: int, repeats: int) -> None:
-    from rewrite.placement import place
+    from ort_ops.rewrite.placement import place
 
     model = SHAPES[shape](n)
     place(SHAPES[shape](10))  # warm-up: the kernel table, schema registration

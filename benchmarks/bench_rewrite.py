@@ -52,8 +52,8 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.fuse import _gc_paused
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad
+from ort_ops.rewrite.fuse import _gc_paused
 
 
 def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
@@ -186,7 +186,7 @@ _ONE_FUSE = """
 import gc, sys, time
 sys.path.insert(0, sys.argv[1])
 import onnx
-from rewrite import fuse_elu_grad
+from ort_ops.rewrite import fuse_elu_grad
 model = onnx.load(sys.argv[2])
 fuse_elu_grad(onnx.load(sys.argv[3]))  # warm-up: first-call imports are not timed
 gc.collect()

@@ -25,9 +25,8 @@ import torch
 import torch.nn.functional as F
 
 import ort_ops
-import rewrite
 from models.zoo import elu_mlp
-from ort_ops import training
+from ort_ops import rewrite, training
 from ort_ops.training.trainer import SGD, Trainer
 
 

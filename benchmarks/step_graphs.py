@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import onnx
 
-import cann_ep
-import rewrite
 from models.fixture_graphs import batch, load, training_case
+from ort_ops import cann_ep, rewrite
 from ort_ops.training.trainer import SGD, Adam, Trainer
 
 FIXTURES = {"mlp": "mlp_elu_fp32", "cnn": "cnn_elu_fp32"}

@@ -19,7 +19,7 @@ def real_cann_present() -> bool:
 def use_simulator(force: bool = False) -> bool:
     """Load the ACL simulator's libraries (before any CANN session is created), and run
     onnxruntime's OrtValue factories in the simulator's leak baseline
-    (:func:`cann_ep.sim.wrap_ortvalue_factories`).
+    (:func:`ort_ops.cann_ep.sim.wrap_ortvalue_factories`).
 
     A no-op returning False when a real CANN toolkit is present, unless ``force``; True when
     the simulator is (now) loaded. Idempotent.
@@ -27,7 +27,7 @@ def use_simulator(force: bool = False) -> bool:
     global _simulated
     if real_cann_present() and not force:
         return False
-    from cann_ep import sim
+    from ort_ops.cann_ep import sim
 
     sim.load()
     sim.wrap_ortvalue_factories()  # the binding's lifetime OrtValue arena is no leak at exit
@@ -102,7 +102,7 @@ def available() -> bool:
         return False
     if real_cann_present() or _simulated:
         return True
-    from cann_ep import sim
+    from ort_ops.cann_ep import sim
 
     try:
         sim.library_dir()

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import onnx
 
 import ort_ops
-from cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, soc_name, use_simulator
+from ort_ops.cann_ep.runtime import PROVIDER, device_count, real_cann_present, simulated, soc_name, use_simulator
 from ort_ops.profiling import NodeRun, enable, node_runs
 
 __all__ = ["PROVIDER", "default_provider_options", "node_runs", "session", "NodeRun"]
@@ -33,13 +33,13 @@ def session(
 ):
     """An ``onnxruntime.InferenceSession`` on [CANN, CPU] with the op library registered.
 
-    ``place`` (default): the graph is first placed on CANN (:func:`rewrite.placement.place` for
+    ``place`` (default): the graph is first placed on CANN (:func:`ort_ops.rewrite.placement.place` for
     this device's SoC): nodes the CANN EP would leave on the CPU become ``ai.ortops.cann`` ops
-    where a kernel exists. The :class:`~rewrite.placement.PlacementReport` (which node runs
+    where a kernel exists. The :class:`~ort_ops.rewrite.placement.PlacementReport` (which node runs
     where, and why the rest stays on the CPU) is ``session.placement`` and fills
     ``placement_report`` if given. ``place=False`` runs the graph as it is. A node the CANN EP
     would take but must not (broadcasting arithmetic, an upstream defect) or cannot run on this
-    SoC (its kernel's CANN op is missing) raises :class:`~rewrite.placement.PlacementError` naming
+    SoC (its kernel's CANN op is missing) raises :class:`~ort_ops.rewrite.placement.PlacementError` naming
     SoC, node, dtype and op: ORT has no way to send just that node to the CPU EP.
 
     Loads the ACL simulator first when no real CANN toolkit is present. ``profile_prefix``
@@ -72,8 +72,8 @@ def session(
     options.update({k: str(v) for k, v in provider_options.items()})
     report = None
     if place:
-        from rewrite.placement import PlacementReport
-        from rewrite.placement import place as place_graph
+        from ort_ops.rewrite.placement import PlacementReport
+        from ort_ops.rewrite.placement import place as place_graph
 
         if not isinstance(model, onnx.ModelProto):
             model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))

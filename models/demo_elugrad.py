@@ -44,7 +44,7 @@ def make_session(model: onnx.ModelProto, ep: str, profile_prefix: str):
     import ort_ops
 
     if ep == "cann":
-        import cann_ep
+        from ort_ops import cann_ep
 
         cann_ep.use_simulator()
         return cann_ep.session(model, profile_prefix=profile_prefix)

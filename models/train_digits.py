@@ -265,8 +265,7 @@ def run_cpu(args, data, files) -> int:
     import torch
     import torch.nn.functional as F
 
-    import rewrite
-    from ort_ops import training
+    from ort_ops import rewrite, training
 
     module = build_module(args)
     x_tr, y_tr = data[0], data[1]
@@ -303,7 +302,7 @@ def run_cpu(args, data, files) -> int:
 def run_cann(args, data, files) -> int:
     import onnx
 
-    import cann_ep
+    from ort_ops import cann_ep
 
     for key in ("graph", "init", "curves"):
         if not os.path.exists(files[key]):
@@ -331,7 +330,7 @@ def run_cann(args, data, files) -> int:
     except RuntimeError as e:  # ORT's error for a failing kernel: one line is enough
         lines = str(e).strip().splitlines()
         print(f"error: training on the CANN EP failed: {lines[0] if lines else e}", file=sys.stderr)
-        from cann_ep.runtime import simulated
+        from ort_ops.cann_ep.runtime import simulated
 
         if simulated():
             print("note: on the ACL simulator an `[aclsim] error` line above names the ACL op and the "

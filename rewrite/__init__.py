@@ -5,7 +5,7 @@ standard ONNX (see issue 3, "rewrite"; issue 13).
 
 Public API::
 
-    from rewrite import fuse_elu_grad, fuse_training, lower_elu_grad, inspect_elu_grad, validate, RewriteReport
+    from ort_ops.rewrite import fuse_elu_grad, fuse_training, lower_elu_grad, inspect_elu_grad, validate, RewriteReport
 
     report = RewriteReport()
     fused = fuse_elu_grad(model, strict=False, report=report)   # new ModelProto
@@ -18,21 +18,25 @@ Passes accept a ModelProto or a file path.
 
 Rules live one per module in ``rewrite/rules/`` and are listed once, in order, in
 ``rewrite.rules.RULES`` (ELU) and ``rewrite.rules.TRAINING_RULES`` (all). Command line:
-``python -m rewrite {fuse,lower,inspect} ...``.
+``python -m ort_ops.rewrite {fuse,lower,inspect} ...``.
 """
 
+from ort_ops._source_checkout import refuse_old_name
+
+refuse_old_name(__name__)  # only as ort_ops.<name>: the old top-level name would be a second copy
+
 import ort_ops  # noqa: F401  (registers the ai.ortops schemas for onnx.checker)
-from rewrite.fuse import fuse_elu_grad, fuse_training, has_candidates, inspect_elu_grad, inspect_training
-from rewrite.lower import lower, lower_elu_grad
-from rewrite.report import RewriteReport, SiteReport
-from rewrite.rules import RULES, TRAINING_RULES
+from ort_ops.rewrite.fuse import fuse_elu_grad, fuse_training, has_candidates, inspect_elu_grad, inspect_training
+from ort_ops.rewrite.lower import lower, lower_elu_grad
+from ort_ops.rewrite.report import RewriteReport, SiteReport
+from ort_ops.rewrite.rules import RULES, TRAINING_RULES
 
 
 def validate(original, rewritten, **kwargs):
-    """Compare ``original`` and ``rewritten`` numerically; see :func:`rewrite.validation.validate`.
+    """Compare ``original`` and ``rewritten`` numerically; see :func:`ort_ops.rewrite.validation.validate`.
 
     (Imported on first use: it needs onnxruntime, which the passes themselves do not.)"""
-    from rewrite.validation import validate as _validate
+    from ort_ops.rewrite.validation import validate as _validate
 
     return _validate(original, rewritten, **kwargs)
 

@@ -1,7 +1,7 @@
-"""``python -m rewrite {fuse,lower,inspect} ...`` (see rewrite.cli)."""
+"""``python -m ort_ops.rewrite {fuse,lower,inspect} ...`` (see rewrite.cli)."""
 
 import sys
 
-from rewrite.cli import main
+from ort_ops.rewrite.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""ortops-rewrite (also python -m rewrite): rewrite ONNX training graphs for the ort-ops op library.
+"""ortops-rewrite (also python -m ort_ops.rewrite): rewrite ONNX training graphs for the ort-ops op library.
 
 Commands:
   fuse IN OUT     replace the subgraphs the library computes with one op by ai.ortops ops: the ELU
@@ -30,11 +30,11 @@ import sys
 
 import onnx
 
-from rewrite.fuse import fuse_elu_grad, fuse_training, inspect_elu_grad, inspect_training
-from rewrite.input_check import ELU_FLOAT32_OPTION, check_input, wrap_elus_in_float32
-from rewrite.lower import lower
-from rewrite.model_io import ModelError, check_output_paths, load, save, write_text
-from rewrite.report import RewriteReport
+from ort_ops.rewrite.fuse import fuse_elu_grad, fuse_training, inspect_elu_grad, inspect_training
+from ort_ops.rewrite.input_check import ELU_FLOAT32_OPTION, check_input, wrap_elus_in_float32
+from ort_ops.rewrite.lower import lower
+from ort_ops.rewrite.model_io import ModelError, check_output_paths, load, save, write_text
+from ort_ops.rewrite.report import RewriteReport
 
 PROG = "ortops-rewrite"
 
@@ -116,7 +116,7 @@ class ValidationFailed(Exception):
 def _input_loads(input_path: str, input_model: onnx.ModelProto | None) -> str | None:
     """None if ONNX Runtime loads the input (``input_model``: the input as mended, when it was);
     else the first line of why not."""
-    from rewrite.validation import session, session_from_path
+    from ort_ops.rewrite.validation import session, session_from_path
 
     try:
         if input_model is None:
@@ -138,7 +138,7 @@ def _checker(input_path: str, args, report: RewriteReport, input_model: onnx.Mod
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"the {args.command}d model fails onnx.checker: {first}") from None
         try:
-            from rewrite.validation import session_from_path
+            from ort_ops.rewrite.validation import session_from_path
 
             session_from_path(written)
         except ImportError:
@@ -151,7 +151,7 @@ def _checker(input_path: str, args, report: RewriteReport, input_model: onnx.Mod
                                  f"input model either ({why})") from None
             raise ModelError(f"ONNX Runtime cannot load the {args.command}d model: {first}") from None
         if getattr(args, "validate", False):
-            from rewrite.validation import validate
+            from ort_ops.rewrite.validation import validate
 
             result = validate(input_path, written, inputs=args.inputs)
             report.validation = result.table()

@@ -16,11 +16,11 @@ import onnx_graphsurgeon as gs
 from onnx_graphsurgeon.exporters.onnx_exporter import OnnxExporter
 
 from ort_ops import DOMAIN, OPSET_VERSION
-from rewrite import graph_scopes
-from rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
-from rewrite.graph_view import GraphView, forget_inference, node_label, shortest
-from rewrite.report import RewriteReport, SiteReport, ops_of_domain
-from rewrite.rules import RULES, TRAINING_RULES, Rule, Site
+from ort_ops.rewrite import graph_scopes
+from ort_ops.rewrite.graph_scopes import NameAllocator, NodeMetadata, Scope
+from ort_ops.rewrite.graph_view import GraphView, forget_inference, node_label, shortest
+from ort_ops.rewrite.report import RewriteReport, SiteReport, ops_of_domain
+from ort_ops.rewrite.rules import RULES, TRAINING_RULES, Rule, Site
 
 
 def has_candidates(model: onnx.ModelProto | onnx.GraphProto, rules: tuple[Rule, ...] = RULES) -> bool:

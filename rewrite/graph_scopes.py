@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import onnx
 import onnx_graphsurgeon as gs
 
-from rewrite.graph_view import GraphView
+from ort_ops.rewrite.graph_view import GraphView
 
 LAYER_KEYS = ("pkg.torch.onnx.name_scopes", "namespace")
 
@@ -57,7 +57,7 @@ def _call_site_types(graph: gs.Graph, model: onnx.ModelProto | None) -> dict[tup
     main graph (and its subgraphs) passes that input with one known element type."""
     if model is None or not graph.functions:
         return {}
-    from rewrite.graph_view import _inference
+    from ort_ops.rewrite.graph_view import _inference
 
     inferred = _inference(model)
     formals = {(f.domain or "", f.name): [t.name for t in f.inputs] for f in graph.functions}
@@ -77,7 +77,7 @@ def _call_site_types(graph: gs.Graph, model: onnx.ModelProto | None) -> dict[tup
 
 
 def _elem_of_tensor(tensor) -> int | None:
-    from rewrite.graph_view import _elem_of
+    from ort_ops.rewrite.graph_view import _elem_of
 
     return _elem_of(tensor.dtype)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import TensorProto, helper
 
-from rewrite.model_io import external_tensors
+from ort_ops.rewrite.model_io import external_tensors
 
 ELU_FLOAT32_OPTION = "--elu-in-float32"  # the CLI option that applies wrap_elus_in_float32
 

@@ -1,6 +1,6 @@
 """``lower``: replace the ``ai.ortops`` ops of a model by standard ONNX ops (one module per op in
-:mod:`rewrite.lowerings`; EluGrad's is bit-exact in ONNX Runtime, see
-:mod:`rewrite.lowerings.elu_grad`), in the main graph, If/Loop/Scan bodies and local functions."""
+:mod:`ort_ops.rewrite.lowerings`; EluGrad's is bit-exact in ONNX Runtime, see
+:mod:`ort_ops.rewrite.lowerings.elu_grad`), in the main graph, If/Loop/Scan bodies and local functions."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
-from rewrite import graph_scopes
-from rewrite.fuse import _gc_paused, _model_and_dir, cleanup, export, import_graph, originally_unused, splice
-from rewrite.graph_scopes import NodeMetadata
-from rewrite.graph_view import node_label, shortest
-from rewrite.lowerings import LOWERINGS as _MODULES
-from rewrite.report import RewriteReport, SiteReport
+from ort_ops.rewrite import graph_scopes
+from ort_ops.rewrite.fuse import _gc_paused, _model_and_dir, cleanup, export, import_graph, originally_unused, splice
+from ort_ops.rewrite.graph_scopes import NodeMetadata
+from ort_ops.rewrite.graph_view import node_label, shortest
+from ort_ops.rewrite.lowerings import LOWERINGS as _MODULES
+from ort_ops.rewrite.report import RewriteReport, SiteReport
 
 
 def _has(model: onnx.ModelProto, ops) -> bool:

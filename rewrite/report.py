@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from rewrite.graph_scopes import all_node_lists
+from ort_ops.rewrite.graph_scopes import all_node_lists
 
 
 @dataclass

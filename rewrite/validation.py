@@ -80,7 +80,7 @@ def _load(model) -> tuple[onnx.ModelProto, str | None]:
 
 
 def _uses_domain(model: onnx.ModelProto) -> bool:
-    from rewrite.graph_scopes import all_node_lists
+    from ort_ops.rewrite.graph_scopes import all_node_lists
 
     return any(n.domain == DOMAIN for _, nodes in all_node_lists(model) for n in nodes)
 
@@ -195,7 +195,7 @@ def _with_data(model: onnx.ModelProto, path: str | None) -> onnx.ModelProto:
 
 
 def _random_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
-    from rewrite.graph_scopes import all_node_lists
+    from ort_ops.rewrite.graph_scopes import all_node_lists
 
     found = []
     for _, nodes in all_node_lists(model):
@@ -209,7 +209,7 @@ def _random_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 
 def _seeded(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose random ops carry a seed derived from their output name (same in both)."""
-    from rewrite.graph_scopes import all_node_lists
+    from ort_ops.rewrite.graph_scopes import all_node_lists
 
     out = onnx.ModelProto()
     out.CopyFrom(model)

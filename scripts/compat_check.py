@@ -226,16 +226,16 @@ def common_info() -> dict:
 
 def check_import(info, with_runtime):
     import ort_ops
-    import rewrite
+    from ort_ops import rewrite
 
     paths = {"ort_ops": ort_ops.__file__, "rewrite": rewrite.__file__}
     try:
-        import cann_ep
+        from ort_ops import cann_ep
 
         paths["cann_ep"] = cann_ep.__file__
     except ImportError as error:
         if with_runtime:
-            raise AssertionError(f"import cann_ep: {error}") from error
+            raise AssertionError(f"from ort_ops import cann_ep: {error}") from error
         # the base install: cann_ep is the CANN EP's helper package and needs onnxruntime(-cann)
         info["cann_ep_import"] = f"{type(error).__name__}: {error}"
     lib = ort_ops.get_library_path()
@@ -355,7 +355,7 @@ def check_fuse(info, with_runtime):
     import numpy as np
     import onnx
 
-    import rewrite
+    from ort_ops import rewrite
 
     model = small_training_graph(0.5)
     report = rewrite.RewriteReport()
@@ -527,8 +527,7 @@ def check_cann(info):
 
     if PROVIDER_CANN not in ort.get_available_providers():
         raise Skip(f"no {PROVIDER_CANN} in this onnxruntime ({ort.__version__})")
-    import cann_ep
-    from ort_ops import ort_io
+    from ort_ops import cann_ep, ort_io
     from ort_ops.model_builder import make_elu_grad_model
 
     simulated = cann_ep.use_simulator()

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TOP = ("ort_ops/", "rewrite/", "cann_ep/", "models/", "tests/", "benchmarks/", "scripts/", "docs/")
 # placeholders of the recipes (an op "Foo", a family "x") and install-time locations
-NOT_PATHS = re.compile(r"/foo\b|/Foo\.|/x\.cc$|/x/|^cann_ep/sim/lib$")
+NOT_PATHS = re.compile(r"/foo\b|/Foo\.|/x\.cc$|/x/|^ort_ops/cann_ep/sim/lib$")
 DOCS = sorted(["README.md", "CONTRIBUTING.md", "cann_ep/sim/README.md",
                *(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))])
 

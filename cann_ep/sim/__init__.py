@@ -17,9 +17,11 @@ import os
 from pathlib import Path
 
 LIBRARIES = ("libascendcl.so", "libacl_op_compiler.so", "libfmk_onnx_parser.so")
+# Where the wheel holds them, relative to site-packages (the install DESTINATION in CMakeLists.txt).
+INSTALLED_LIBRARY_DIR = "ort_ops/cann_ep/sim/lib"
 
 _HERE = Path(__file__).resolve().parent
-_REPO = _HERE.parent.parent
+_REPO = _HERE.parent.parent  # a source checkout's root (installed: site-packages/ort_ops, no build/ there)
 _handles: list[ctypes.CDLL] = []
 
 
@@ -28,12 +30,12 @@ def _candidates() -> list[Path]:
     env = os.environ.get("ACLSIM_LIBRARY_DIR")
     if env:  # an explicit choice: never fall back to another build
         return [Path(env)]
-    dirs.append(_HERE / "lib")  # installed: cmake --install puts them in cann_ep/sim/lib
+    dirs.append(_HERE / "lib")  # installed: cmake --install puts them in ort_ops/cann_ep/sim/lib
     try:  # this package imported from a source checkout that was also installed
         import importlib.metadata
 
         dist = importlib.metadata.distribution("ort-ops")
-        dirs.append(Path(str(dist.locate_file("cann_ep/sim/lib"))))
+        dirs.append(Path(str(dist.locate_file(INSTALLED_LIBRARY_DIR))))
     except importlib.metadata.PackageNotFoundError:
         pass
     dirs.append(_REPO / "build" / "sim")  # dev build: cmake -S cann_ep/sim -B build/sim
@@ -45,7 +47,7 @@ def library_dir() -> str:
     """Return the folder holding the three simulator libraries.
 
     ``$ACLSIM_LIBRARY_DIR`` when set (and then only there); otherwise, in order:
-    ``cann_ep/sim/lib`` next to this module (the installed location), the same folder of the
+    ``lib`` next to this module (installed: ``ort_ops/cann_ep/sim/lib``), the same folder of the
     installed ``ort-ops`` distribution (for a source checkout that was also installed),
     ``<repo>/build/sim`` (standalone dev build) and ``<repo>/build/cann_ep/sim`` (dev build of
     the top-level CMake project).

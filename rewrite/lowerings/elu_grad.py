@@ -26,7 +26,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
-from rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.graph_view import DTYPE_NAMES
 
 OP = "EluGrad"
 _ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}

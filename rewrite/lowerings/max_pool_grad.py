@@ -23,7 +23,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops.ops.max_pool_grad import DEFAULT_KERNEL, DEFAULT_PADS, DEFAULT_STRIDES
-from rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.graph_view import DTYPE_NAMES
 
 OP = "MaxPoolGrad"
 _ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}

@@ -19,7 +19,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops.ops.softmax_cross_entropy_loss_and_grad import DEFAULT_IGNORE_INDEX
-from rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.graph_view import DTYPE_NAMES
 
 OP = "SoftmaxCrossEntropyLossAndGrad"
 _ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}

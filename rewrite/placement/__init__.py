@@ -1,7 +1,7 @@
 """Place graphs on the CANN EP: standard ONNX nodes the CANN EP would leave on the CPU become
-``ai.ortops.cann`` ops whose kernels run CANN single ops (see :mod:`rewrite.placement.place`).
+``ai.ortops.cann`` ops whose kernels run CANN single ops (see :mod:`ort_ops.rewrite.placement.place`).
 
-    from rewrite.placement import place, unplace, PlacementReport
+    from ort_ops.rewrite.placement import place, unplace, PlacementReport
 
     report = PlacementReport()
     placed = place(model, soc="Ascend910B1", report=report)
@@ -9,10 +9,10 @@
     assert unplace(placed) == model     # (up to folded constants)
 
 ``cann_ep.session`` applies it by default. Rules: one module per op family in
-:mod:`rewrite.placement.ops`, kernels in ``ort_ops/csrc/placed/``.
+:mod:`ort_ops.rewrite.placement.ops`, kernels in ``ort_ops/csrc/placed/``.
 """
 
-from rewrite.placement.place import (
+from ort_ops.rewrite.placement.place import (
     MAX_CONSTANT_ELEMENTS,
     NodePlacement,
     PlacementError,

@@ -1,8 +1,8 @@
 """Known defects of the onnxruntime-cann 1.24.4 CANN EP's own kernels: nodes the EP takes (its kernel
-table, :mod:`rewrite.placement.cann_ep_kernels`) but runs wrongly or not at all.
+table, :mod:`ort_ops.rewrite.placement.cann_ep_kernels`) but runs wrongly or not at all.
 
 One table, :data:`DEFECTS`: per entry the ONNX op type, a predicate over the placement pass's
-:class:`~rewrite.placement.rule.NodeInfo` saying whether a node may hit the defect (conservative:
+:class:`~ort_ops.rewrite.placement.rule.NodeInfo` saying whether a node may hit the defect (conservative:
 an unknown shape or rank counts as a hit where the defect depends on it), what goes wrong, and where
 (the provider source, ``microsoft/onnxruntime`` ``onnxruntime/core/providers/cann/``, and the CANN op
 spec it contradicts). :func:`defect_of` is what the placement pass asks. Checked against the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rewrite.placement.rule import NodeInfo
+from ort_ops.rewrite.placement.rule import NodeInfo
 
 
 @dataclass(frozen=True)

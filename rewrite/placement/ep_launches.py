@@ -1,6 +1,6 @@
 """Which CANN op types the onnxruntime-cann 1.24.4 CANN EP's own kernels launch
 (``aclopCompileAndExecute``), per ONNX op type of its kernel table
-(:mod:`rewrite.placement.cann_ep_kernels`). An empty tuple: the kernel launches no CANN op (an alias
+(:mod:`ort_ops.rewrite.placement.cann_ep_kernels`). An empty tuple: the kernel launches no CANN op (an alias
 or a device copy). Read from the provider sources, ``microsoft/onnxruntime``
 ``onnxruntime/core/providers/cann/`` (file named per entry); checked against what the ACL simulator
 executes by ``tests/cann/test_ep_kernels_on_sim.py``.

@@ -8,21 +8,21 @@ Each node ends in one of four places, and the report says which and why:
   unless the rule says the CANN EP's own kernel does as well (``leave_to_ep``: same-shape
   arithmetic);
 - ``cann_ep``: the CANN EP's own kernel runs it (op, opset and dtype in the wheel's kernel table,
-  :mod:`rewrite.placement.cann_ep_kernels`; MatMul and Conv, for example);
+  :mod:`ort_ops.rewrite.placement.cann_ep_kernels`; MatMul and Conv, for example);
 - ``ortops``: an ``ai.ortops`` op (EluGrad, ...) whose library kernel runs on CANN;
 - ``cpu``: nothing can run it on CANN here; ``reason`` says what is missing.
 
 A node the CANN EP would take but must not, or cannot run on this SoC, gets an ``error``: the
-known defect of its EP kernel (:mod:`rewrite.placement.ep_defects`: broadcasting arithmetic,
+known defect of its EP kernel (:mod:`ort_ops.rewrite.placement.ep_defects`: broadcasting arithmetic,
 padded pooling, non-4-D NCHW ops, training-mode Dropout/BatchNormalization) or a CANN op its EP kernel
-launches that the SoC lacks (:mod:`rewrite.placement.ep_launches`). ORT has no per-node way to
+launches that the SoC lacks (:mod:`ort_ops.rewrite.placement.ep_launches`). ORT has no per-node way to
 send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).
 
 ``ConstantOfShape`` of a constant shape with at most :data:`MAX_CONSTANT_ELEMENTS` elements is
 folded into an initializer (a larger one stays a node, the report says why), and Transposes into
 the Gemm / MatMul nodes that read them (transA / transB) or into the Transpose they undo
-(:mod:`rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies are placed
+(:mod:`ort_ops.rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies are placed
 like the main graph's (labels ``<node>/<attribute>/<body node>``; shapes from ONNX shape
 inference, a symbolic one counts as unknown); nodes of model-local functions are left alone.
 :func:`unplace` is the exact inverse of the rest (folds are not undone). Linear in nodes + edges.
@@ -42,13 +42,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ort_ops import DOMAIN
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
-from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
-from rewrite.placement.ep_defects import DEFECTS, defect_of
-from rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
-from rewrite.placement.ops import RULES
-from rewrite.placement.ops.cast import DESTINATIONS
-from rewrite.placement.rule import NodeInfo
-from rewrite.placement.transposes import fold_transposes
+from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
+from ort_ops.rewrite.placement.ep_defects import DEFECTS, defect_of
+from ort_ops.rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
+from ort_ops.rewrite.placement.ops import RULES
+from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement.rule import NodeInfo
+from ort_ops.rewrite.placement.transposes import fold_transposes
 
 _CAST_NAMES = set(DESTINATIONS.values())
 _DEFECT_OPS = frozenset(d.op_type for d in DEFECTS)  # op types with a known EP-kernel defect
@@ -143,7 +143,7 @@ def ep_runs(op_type: str, opset: int, dtype: str | None) -> bool:
     """Whether the CANN EP's own kernel table has ``op_type`` at ``opset`` for ``dtype``.
 
     ORT matches an open-ended kernel (no last opset) only to nodes whose schema version equals its
-    first opset (see :mod:`rewrite.placement.cann_ep_kernels`)."""
+    first opset (see :mod:`ort_ops.rewrite.placement.cann_ep_kernels`)."""
     entries = EP_KERNELS.get(op_type)
     if not entries:
         return False

@@ -1,5 +1,5 @@
 """What a placement rule is: which ONNX op it places on CANN, which CANN ops its kernel launches,
-and when it must not (a reason). One module per op family in :mod:`rewrite.placement.ops`, named
+and when it must not (a reason). One module per op family in :mod:`ort_ops.rewrite.placement.ops`, named
 like the C++ file of its kernels (``ort_ops/csrc/placed/<family>.cc``)."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class PlaceRule:
     CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
     node with a rule is placed even where the EP has a kernel (the placed kernels are the ones
     tested here, and shape ops placed cost no launch). A node whose EP kernel has a known defect
-    (:mod:`rewrite.placement.ep_defects`) is placed, or the session fails at creation naming it.
+    (:mod:`ort_ops.rewrite.placement.ep_defects`) is placed, or the session fails at creation naming it.
     """
 
     op_type: str

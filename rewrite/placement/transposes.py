@@ -1,4 +1,4 @@
-"""Transposes folded into their consumers, a step of :func:`rewrite.placement.place`.
+"""Transposes folded into their consumers, a step of :func:`ort_ops.rewrite.placement.place`.
 
 On CANN every Transpose is a launch and a copy of its tensor, while Gemm's ``transA`` / ``transB``
 (CANN MatMulV2's ``transpose_x1`` / ``transpose_x2``) read an operand transposed as it is. Two folds,

@@ -1,8 +1,8 @@
 """The fusion rules, in the order they are tried (the only lists of them).
 
-``RULES``: the ELU backward -> ``EluGrad`` rules (:func:`rewrite.fuse_elu_grad`).
+``RULES``: the ELU backward -> ``EluGrad`` rules (:func:`ort_ops.rewrite.fuse_elu_grad`).
 ``TRAINING_RULES``: those, then the subgraph rules -> ``SoftmaxCrossEntropyLossAndGrad`` and
-``MaxPoolGrad`` (:func:`rewrite.fuse_training`). The subgraph rules anchor on other ops (Sub,
+``MaxPoolGrad`` (:func:`ort_ops.rewrite.fuse_training`). The subgraph rules anchor on other ops (Sub,
 ScatterElements) than the ELU rules (Where, Mul, EluGrad), so their order among each other only
 matters for reports.
 
@@ -11,7 +11,7 @@ Sites may share the nodes they read (two ELUs of one tensor share one comparison
 each fused op only replaces its site's outputs, and the nodes nothing reads any more are removed.
 """
 
-from rewrite.rules import (
+from ort_ops.rewrite.rules import (
     foreign_elu_grad,
     max_pool_backward,
     min_add_mul,
@@ -20,7 +20,7 @@ from rewrite.rules import (
     where_input_exp,
     where_output_add,
 )
-from rewrite.rules.base import Rule, Site
+from ort_ops.rewrite.rules.base import Rule, Site
 
 RULES: tuple[Rule, ...] = (
     foreign_elu_grad.RULE,

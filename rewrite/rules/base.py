@@ -5,7 +5,7 @@ captured pieces or None), a ``check`` (returns the reason the site must not be f
 fills in grads / activations / alpha / dtype and the semantic notes), a ``replacement`` (the
 ``EluGrad`` node, built by :func:`elu_grad_nodes` for every rule) and ``needs``: the op types a
 graph must contain for the pattern to be able to match (the protobuf pre-filter is built from
-them, :func:`rewrite.fuse.has_candidates`).
+them, :func:`ort_ops.rewrite.fuse.has_candidates`).
 
 What the rules accept is derived from what the ELU backward computes. For ``Y = Elu(X){alpha}``
 and any upstream gradient ``P`` (a tensor or a product of factors, e.g. with a dropout mask):
@@ -31,7 +31,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops import DOMAIN
-from rewrite.graph_view import DTYPE_NAMES, GraphView, elu_alpha, node_label
+from ort_ops.rewrite.graph_view import DTYPE_NAMES, GraphView, elu_alpha, node_label
 
 COMPARISON_OPS = ("Less", "LessOrEqual", "Greater", "GreaterOrEqual")
 

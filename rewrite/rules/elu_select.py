@@ -1,6 +1,6 @@
 """The analysis the select-based rules share: a negative branch that is the positive branch (the
 upstream gradient) times one ELU factor, read in float32 or as a Cast-wrapped float16/bfloat16
-site. See :mod:`rewrite.rules.base` for why this is what the ELU backward computes.
+site. See :mod:`ort_ops.rewrite.rules.base` for why this is what the ELU backward computes.
 
 ``kind`` is ``"input"`` (the factor is ``exp(X)`` with constants multiplying to alpha, and an
 Elu of X supplies Y) or ``"output"`` (the factor is ``T + alpha``: EluGrad's own formula, T read
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rewrite.graph_view import GraphView, elu_alpha, is_default_domain
-from rewrite.rules.base import (
+from ort_ops.rewrite.graph_view import GraphView, elu_alpha, is_default_domain
+from ort_ops.rewrite.rules.base import (
     ROUNDING_NOTE,
     Select,
     Site,

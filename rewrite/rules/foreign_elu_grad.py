@@ -11,8 +11,8 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
-from rewrite.graph_view import GraphView
-from rewrite.rules.base import Rule, Site, dtype_of_site, elu_grad_nodes, finish
+from ort_ops.rewrite.graph_view import GraphView
+from ort_ops.rewrite.rules.base import Rule, Site, dtype_of_site, elu_grad_nodes, finish
 
 NAME = "foreign_elu_grad"
 # domain -> how its EluGrad maps onto ours (alpha attribute name, or None for alpha = 1)

@@ -33,9 +33,9 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
-from rewrite.graph_view import VIEW_OPS, GraphView, node_label
-from rewrite.rules.base import Rule, Site, needs
-from rewrite.rules.subgraph import attr, exclusive, ints, is_zero_constant, producer
+from ort_ops.rewrite.graph_view import VIEW_OPS, GraphView, node_label
+from ort_ops.rewrite.rules.base import Rule, Site, needs
+from ort_ops.rewrite.rules.subgraph import attr, exclusive, ints, is_zero_constant, producer
 
 NAME = "max_pool_backward"
 OP = "MaxPoolGrad"

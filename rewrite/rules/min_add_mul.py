@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from rewrite.graph_view import GraphView
-from rewrite.rules.base import (
+from ort_ops.rewrite.graph_view import GraphView
+from ort_ops.rewrite.rules.base import (
     Rule,
     Site,
     dtype_of_site,

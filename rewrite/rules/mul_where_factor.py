@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from rewrite.graph_view import GraphView
-from rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
-from rewrite.rules.elu_select import analyze
+from ort_ops.rewrite.graph_view import GraphView
+from ort_ops.rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
+from ort_ops.rewrite.rules.elu_select import analyze
 
 NAME = "mul_where_factor"
 

@@ -36,9 +36,9 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops import DOMAIN
-from rewrite.graph_view import GraphView, node_label
-from rewrite.rules.base import Rule, Site, needs
-from rewrite.rules.subgraph import (
+from ort_ops.rewrite.graph_view import GraphView, node_label
+from ort_ops.rewrite.rules.base import Rule, Site, needs
+from ort_ops.rewrite.rules.subgraph import (
     attr,
     axes_of,
     consumers_of,

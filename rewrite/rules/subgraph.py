@@ -16,7 +16,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
-from rewrite.graph_view import GraphView, is_default_domain, node_label
+from ort_ops.rewrite.graph_view import GraphView, is_default_domain, node_label
 
 
 def attr(node: gs.Node, name: str, default=None):

@@ -108,7 +108,7 @@ class Acl:
     """Thin ctypes wrapper over the simulator's ACL C API (one per child process)."""
 
     def __init__(self):
-        import cann_ep.sim as sim
+        import ort_ops.cann_ep.sim as sim
         self.lib = lib = sim.load()
         vp, sz, i32, i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int64
         sig = {

@@ -6,7 +6,7 @@ import pytest
 @pytest.fixture(scope="session")
 def sim_dir() -> str:
     """Folder of the built simulator libraries (a skip names what is missing)."""
-    import cann_ep.sim as sim
+    import ort_ops.cann_ep.sim as sim
     try:
         return sim.library_dir()
     except FileNotFoundError as e:

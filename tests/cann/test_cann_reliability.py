@@ -22,7 +22,7 @@ from ort_ops import ort_io
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import elu_grad
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 HERE = Path(__file__).resolve().parent
 
 
@@ -43,8 +43,9 @@ def run_child(body: str, timeout: float = 300, **env) -> tuple[dict, subprocess.
     code = textwrap.dedent("""
         import gc, json, sys, threading
         import numpy as np
-        import cann_ep, ort_ops
-        from cann_ep import sim
+        import ort_ops
+        from ort_ops import cann_ep
+        from ort_ops.cann_ep import sim
         from ort_ops import ort_io
         from ort_ops.model_builder import make_elu_grad_model
         from ort_ops.reference import elu_grad

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
 import json, sys, threading
 import numpy as np
-import cann_ep, rewrite
+from ort_ops import cann_ep, rewrite
 from models.fixture_graphs import batch, load, training_case
 from ort_ops.training.trainer import SGD, Adam, Trainer, cpu_session_factory
 

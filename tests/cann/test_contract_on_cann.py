@@ -15,7 +15,7 @@ from contract import (
 )
 from ort_ops.model_builder import make_op_model
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 PROVIDER = "CANNExecutionProvider"
 
 

@@ -15,7 +15,7 @@ from ort_ops.domain import DOMAIN
 from ort_ops.model_builder import make_elu_grad_model, make_model
 from ort_ops.reference import elu_grad
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 SHAPES_BY_RANK = [(), (5,), (3, 4), (2, 3, 4), (2, 1, 3, 5), (1, 2, 3, 2, 2), (2, 1, 2, 1, 3, 2),
                   (1, 2, 1, 2, 1, 2, 3), (2, 1, 1, 2, 1, 2, 1, 3)]
@@ -138,7 +138,7 @@ def test_empty_tensor_on_cann(alpha, tmp_path):
 
 @pytest.mark.parametrize("alpha", [None, 0.5])
 def test_injected_acl_failure_surfaces_and_session_recovers(alpha):
-    from cann_ep import sim
+    from ort_ops.cann_ep import sim
 
     session = cann_ep.session(make_elu_grad_model("float16", (8,), alpha))
     g, a = inputs((8,), "float16", seed=3)

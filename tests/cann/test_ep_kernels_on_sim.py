@@ -1,14 +1,14 @@
 """Every kernel of the CANN EP's table that placement may leave to the EP runs on the simulator.
 
-For each (op type, opset range, dtype) of :mod:`rewrite.placement.cann_ep_kernels` for which
+For each (op type, opset range, dtype) of :mod:`ort_ops.rewrite.placement.cann_ep_kernels` for which
 ``rewrite.placement.place.ep_runs`` is true, a one-node model at the range's first opset runs on a
 CANN session (single-op mode, ``place=False`` so the EP's own kernel runs it) and is compared with
 the CPU EP (ONNX's reference evaluator where the CPU EP has no kernel): exact for data movement and
 exact arithmetic, else within ``ort_ops.tolerances``. The ACL op types the run executed (the
-simulator's per-op-type counters) must be among those :mod:`rewrite.placement.ep_launches` says the
+simulator's per-op-type counters) must be among those :mod:`ort_ops.rewrite.placement.ep_launches` says the
 kernel launches, and the node must have run on the CANN EP. A kernel that cannot run is listed in
 ``NOT_RUN`` with the reason; one neither run nor listed fails ``test_every_kernel_is_covered``.
-Known EP defects are the table :mod:`rewrite.placement.ep_defects`, checked both ways here: each of
+Known EP defects are the table :mod:`ort_ops.rewrite.placement.ep_defects`, checked both ways here: each of
 ``DEFECT_CASES`` must be flagged by ``defect_of`` and fail on the EP (strict xfail, the reason taken
 from the table), and the generic cases and ``NEAR_MISSES`` must not be flagged and must match the
 reference (so the table can be neither missing a defect seen here nor too broad on these). Kernels
@@ -28,17 +28,17 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from rewrite.placement.cann_ep_kernels import KERNELS
-from rewrite.placement.ep_defects import defect_of
-from rewrite.placement.ep_launches import LAUNCHES
-from rewrite.placement.place import _Values, ep_runs
+from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS
+from ort_ops.rewrite.placement.ep_defects import defect_of
+from ort_ops.rewrite.placement.ep_launches import LAUNCHES
+from ort_ops.rewrite.placement.place import _Values, ep_runs
 
 ort = pytest.importorskip("onnxruntime")
 if "CANNExecutionProvider" not in ort.get_available_providers():
     pytest.skip("needs the onnxruntime-cann wheel (.venv-cann)", allow_module_level=True)
 
-import cann_ep  # noqa: E402
-from cann_ep import sim  # noqa: E402
+from ort_ops import cann_ep  # noqa: E402
+from ort_ops.cann_ep import sim  # noqa: E402
 from ort_ops.domain import IR_VERSION  # noqa: E402
 from ort_ops.tolerances import check, tolerance_of  # noqa: E402
 

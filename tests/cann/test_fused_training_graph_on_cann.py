@@ -17,8 +17,8 @@ from ort_ops import ort_io
 from ort_ops.domain import DOMAIN
 from ort_ops.tolerances import check
 
-cann_ep = pytest.importorskip("cann_ep")
-rewrite = pytest.importorskip("rewrite")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
+rewrite = pytest.importorskip("ort_ops.rewrite")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CANN, CPU = "CANNExecutionProvider", "CPUExecutionProvider"

@@ -20,7 +20,7 @@ from ort_ops.model_builder import make_op_model
 from ort_ops.ops import op
 from ort_ops.ops.max_pool_grad import max_pool
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 from op_helpers import make_session  # noqa: E402
 
@@ -66,7 +66,7 @@ def bits(a):
 
 
 def sim_counters():
-    import cann_ep.sim as sim
+    import ort_ops.cann_ep.sim as sim
 
     return sim.op_counts(), {k: sim.stat(k) for k in ("copies_h2d", "copies_d2h", "copies_d2d", "stream_syncs")}
 
@@ -165,7 +165,7 @@ def test_empty_batch_launches_nothing():
 
 
 _SOC_CHILD = """
-import cann_ep
+from ort_ops import cann_ep
 cann_ep.use_simulator()
 from ort_ops.model_builder import make_op_model
 try:

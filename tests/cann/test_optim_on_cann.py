@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 from test_training_graph_on_cann import CANN, make_model  # noqa: E402
 
@@ -42,7 +42,7 @@ def cann_runtime():
 
 
 def sim_snapshot():
-    import cann_ep.sim as sim
+    import ort_ops.cann_ep.sim as sim
 
     return sim.op_counts(), {k: sim.stat(k) for k in ("copies_h2d", "copies_d2h", "copies_d2d")}
 
@@ -310,7 +310,7 @@ def test_sgd_new_momentum_buffer_with_momentum_zero_fails_session_creation_like_
 
 _SOC_CHILD = """
 import sys
-import cann_ep
+from ort_ops import cann_ep
 cann_ep.use_simulator()
 from ort_ops.model_builder import make_op_model
 for name, attrs in [("SGDUpdate", {"momentum": 0.9}), ("SGDUpdate", {}), ("AdamUpdate", {})]:

@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 
 from ort_ops.domain import CANN_DOMAIN, IR_VERSION, OPSET_VERSION
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 PROVIDER = "CANNExecutionProvider"
 OPSET = 20
 

@@ -20,7 +20,7 @@ from onnx import helper, numpy_helper
 from ort_ops import tolerances
 from ort_ops.domain import CANN_DOMAIN, IR_VERSION
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 PROVIDER = "CANNExecutionProvider"
 OPSET = 20
 RNG = np.random.default_rng(7)
@@ -208,7 +208,7 @@ def test_ascend950_ops_in_a_child(tmp_path):
 
 
 def test_every_rule_is_covered_here():
-    from rewrite.placement.ops import RULES
+    from ort_ops.rewrite.placement.ops import RULES
 
     covered = {c.op for c in CASES}
     assert set(RULES) <= covered, sorted(set(RULES) - covered)
@@ -216,6 +216,6 @@ def test_every_rule_is_covered_here():
 
 def test_domain_of_placed_nodes():
     case = CASES[0]
-    from rewrite.placement import place
+    from ort_ops.rewrite.placement import place
 
     assert place(case.model()).graph.node[0].domain == CANN_DOMAIN

@@ -21,8 +21,8 @@ import ort_ops
 from models.fixture_graphs import batch, load, training_case
 from ort_ops import tolerances
 
-cann_ep = pytest.importorskip("cann_ep")
-rewrite = pytest.importorskip("rewrite")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
+rewrite = pytest.importorskip("ort_ops.rewrite")
 PROVIDER, CPU = "CANNExecutionProvider", "CPUExecutionProvider"
 ASCEND950 = "Ascend950PR"
 
@@ -43,7 +43,7 @@ def cpu_run(model, feeds):
 
 def cann_run(model, feeds, tmp_path, runs=2):
     """Outputs, node runs and per-run counters (after one warm-up run) of a placed CANN session."""
-    from cann_ep import sim
+    from ort_ops.cann_ep import sim
 
     session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"))
     names = [o.name for o in session.get_outputs()]
@@ -155,7 +155,7 @@ def test_place_false_runs_the_graph_as_it_is(tmp_path):
 
 
 def test_placement_report_fills_the_callers_report(tmp_path):
-    from rewrite.placement import PlacementReport
+    from ort_ops.rewrite.placement import PlacementReport
 
     report = PlacementReport()
     session = cann_ep.session(load("cnn_elu_fp32_infer"), placement_report=report)
@@ -168,8 +168,8 @@ def test_placement_report_fills_the_callers_report(tmp_path):
 
 from ort_ops import ort_io  # noqa: E402
 from ort_ops.dtypes import TYPES  # noqa: E402
-from rewrite.placement import PlacementError  # noqa: E402
-from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS  # noqa: E402
+from ort_ops.rewrite.placement import PlacementError  # noqa: E402
+from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS  # noqa: E402
 
 # Every dtype the CANN EP's Add/Sub/Mul/Div kernels take (opset 14+), and bfloat16.
 ARITH_CASES = [(op, t) for op in ("Add", "Sub", "Mul", "Div")
@@ -337,12 +337,12 @@ def test_library_soc_table_matches_the_simulator_for_the_eps_launched_ops():
     import textwrap
 
     from acl_ctypes import sim_env
-    from rewrite.placement.ep_launches import LAUNCHES
+    from ort_ops.rewrite.placement.ep_launches import LAUNCHES
 
     ops = sorted({op for launched in LAUNCHES.values() for op in launched} | {"RealDiv", "TruncateDiv"})
     code = textwrap.dedent(f"""
         import ctypes, json
-        import cann_ep
+        from ort_ops import cann_ep
         from ort_ops.library import cann_op_unavailable
         cann_ep.use_simulator()
         soc = cann_ep.runtime.soc_name()

@@ -299,7 +299,7 @@ def test_conv2d_rejects_what_it_does_not_simulate(tmp_path):
 EP_CHILD = r"""
 import json, os, sys
 import numpy as np
-import cann_ep.sim as sim
+import ort_ops.cann_ep.sim as sim
 sim.load()
 import onnxruntime as ort
 from onnx import TensorProto, helper

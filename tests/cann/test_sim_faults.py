@@ -147,7 +147,7 @@ def test_injected_device_fault():
 EP_CHILD = r"""
 import json, os
 import numpy as np
-import cann_ep.sim as sim
+import ort_ops.cann_ep.sim as sim
 sim.load()
 import onnxruntime as ort
 from onnx import TensorProto as T, helper

@@ -28,8 +28,8 @@ def run_script(body: str, setup: str = "cann_ep.use_simulator()") -> subprocess.
     code = textwrap.dedent(f"""
         import ctypes
         import numpy as np
-        import cann_ep
-        from cann_ep import sim
+        from ort_ops import cann_ep
+        from ort_ops.cann_ep import sim
         {setup}
         import onnxruntime as ort
         lib = sim.load()

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("sim_dir")
 CHILD = r'''
 import json, os, sys
 import numpy as np
-import cann_ep.sim as sim
+import ort_ops.cann_ep.sim as sim
 sim.load()
 import onnxruntime as ort
 from onnx import TensorProto, helper

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.usefixtures("sim_dir")
 CHILD = """
 import json
 import numpy as np
-import cann_ep
-from cann_ep import sim
+from ort_ops import cann_ep
+from ort_ops.cann_ep import sim
 from ort_ops import ort_io
 from ort_ops.dtypes import numpy_dtype
 from ort_ops.model_builder import make_elu_grad_model
@@ -97,7 +97,7 @@ def test_toolkit_table_matches_the_simulated_devices():
            "Axpy", "Add", "Mul", "Sub", "RealDiv", "Sqrt", "Cast", "Transpose", "Slice", "MatMulV2", "Elu"]
     code = textwrap.dedent(f"""
         import ctypes, json
-        import cann_ep
+        from ort_ops import cann_ep
         from ort_ops.library import cann_op_unavailable
         cann_ep.use_simulator()
         soc = cann_ep.runtime.soc_name()

@@ -25,7 +25,7 @@ from ort_ops import dtypes, ort_io, tolerances
 from ort_ops.model_builder import make_op_model
 from ort_ops.ops import op
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 from op_helpers import make_session  # noqa: E402
 
@@ -66,7 +66,7 @@ def model_for(dtype, feeds, **attrs):
 
 
 def sim_counters():
-    import cann_ep.sim as sim
+    import ort_ops.cann_ep.sim as sim
 
     return sim.op_counts(), {k: sim.stat(k) for k in ("copies_h2d", "copies_d2h", "copies_d2d", "stream_syncs")}
 
@@ -254,7 +254,7 @@ def test_an_empty_batch_fails_naming_the_shape():
 
 
 _SOC_CHILD = """
-import cann_ep
+from ort_ops import cann_ep
 cann_ep.use_simulator()
 from ort_ops.model_builder import make_op_model
 try:

@@ -31,8 +31,8 @@ from onnx import helper
 import ort_ops
 from ort_ops.domain import DOMAIN
 
-cann_ep = pytest.importorskip("cann_ep")
-rewrite = pytest.importorskip("rewrite")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
+rewrite = pytest.importorskip("ort_ops.rewrite")
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mlp_elu_fp32.onnx"
 CANN, CPU = "CANNExecutionProvider", "CPUExecutionProvider"
@@ -98,7 +98,7 @@ def cpu_session(model: onnx.ModelProto):
 
 
 def run_on_cann(model, feeds, tmp_path):
-    import cann_ep.sim as sim
+    import ort_ops.cann_ep.sim as sim
 
     before = sim.op_counts()
     session = cann_ep.session(model, profile_prefix=str(tmp_path / "profile"), place=False)

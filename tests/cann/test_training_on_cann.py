@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
 from test_training_graph_on_cann import CANN, make_model  # noqa: E402
 
@@ -110,7 +110,7 @@ def test_device_resident_training_matches_cpu(optimizer):
 
 _CHILD = """
 import pickle, sys
-import cann_ep
+from ort_ops import cann_ep
 cann_ep.use_simulator()
 import test_training_on_cann as t
 with open(sys.argv[2], "wb") as f:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-cann_ep = pytest.importorskip("cann_ep")
+cann_ep = pytest.importorskip("ort_ops.cann_ep")
 
-import rewrite  # noqa: E402
 from models.fixture_graphs import training_case  # noqa: E402
+from ort_ops import rewrite  # noqa: E402
 from ort_ops.tolerances import check, tolerance_of  # noqa: E402
 from ort_ops.training.trainer import SGD, Adam, Trainer, cpu_session_factory  # noqa: E402
 
@@ -61,7 +61,7 @@ def fused(name):
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 @pytest.mark.parametrize("model", sorted(FIXTURES))
 def test_whole_step_on_cann(model, optimizer, tmp_path):
-    from cann_ep import sim
+    from ort_ops.cann_ep import sim
 
     graph, params = fused(FIXTURES[model])
     data = batches(graph, STEPS)

@@ -62,8 +62,8 @@ def test_reference_evaluator(op, dtype, attrs):
 def test_lowering_is_exact(op, dtype):
     """Lowered to standard ONNX, the op computes the same bits in ORT (random values; the edge
     cases of each lowering are its own tests, e.g. tests/rewrite/test_lower.py)."""
-    from rewrite.lower import LOWERINGS
-    from rewrite.validation import session
+    from ort_ops.rewrite.lower import LOWERINGS
+    from ort_ops.rewrite.validation import session
 
     assert op.name in LOWERINGS, f"{op.name} has no lowering to standard ONNX (rewrite/lower.py LOWERINGS)"
     model = make_op_model(op, dtype, (7, 33))

@@ -6,8 +6,8 @@ import onnx
 
 from ort_ops import ort_io
 from ort_ops.reference import OPS
-from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.validation import compare, random_inputs, session
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad
+from ort_ops.rewrite.validation import compare, random_inputs, session
 
 BACKWARD_OPS = {"Where", "LessOrEqual", "Less", "Exp", "Min", "Add"}
 
@@ -50,7 +50,7 @@ def fuse_and_check(model, expected_ops=None, *, strict=False, n_sites=1, ort=Tru
 def graphsurgeon_exported(fuse, model, **kwargs):
     """``fuse(model)`` with every graph written by graphsurgeon's export (the path the proto-keeping
     export replaces for single graphs), for comparing the two."""
-    import rewrite.fuse as fuse_module
+    import ort_ops.rewrite.fuse as fuse_module
 
     class Unusable(fuse_module.ProtoIndex):
         def __init__(self, graph, proto):

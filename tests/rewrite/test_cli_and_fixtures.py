@@ -19,7 +19,7 @@ FIXTURES = sorted(p for p in glob.glob(os.path.join(ROOT, "tests", "fixtures", "
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "rewrite", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "ort_ops.rewrite", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def cli(*args, preexec=None, env=None):
-    return subprocess.run([sys.executable, "-m", "rewrite", *map(str, args)], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "ort_ops.rewrite", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, preexec_fn=preexec, env=env)
 
 
@@ -178,7 +178,7 @@ def test_large_external_data_is_streamed_not_loaded(tmp_path):
     os.makedirs(tmp_path / "o")
     # VmHWM: the peak resident size of this process's memory (ru_maxrss would include the
     # parent's peak from before exec)
-    code = ("import sys; from rewrite.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import sys; from ort_ops.rewrite.cli import main; rc = main(sys.argv[1:]); "
             "print('MAXRSS', next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM'))); "
             "sys.exit(rc)")
     r = subprocess.run([sys.executable, "-c", code, "fuse", str(src), str(tmp_path / "o" / "out.onnx")], cwd=ROOT,

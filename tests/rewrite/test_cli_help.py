@@ -17,10 +17,10 @@ import tomllib
 from onnx import TensorProto as TP
 from onnx import helper
 
-import rewrite
 from graphs import mlp
+from ort_ops import rewrite
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
-from rewrite import cli
+from ort_ops.rewrite import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,8 @@ def test_command_help_explains_each_argument(capsys, command, arguments):
 
 
 def test_version_is_the_distributions_and_defined_once():
-    r = subprocess.run([sys.executable, "-m", "rewrite", "--version"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "ort_ops.rewrite", "--version"], capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 0, r.stderr
     import ort_ops
 

@@ -13,9 +13,9 @@ from onnx import helper
 
 from ort_ops import dtypes, ort_io
 from ort_ops.domain import IR_VERSION
-from rewrite.cli import main
-from rewrite.input_check import wrap_elus_in_float32
-from rewrite.validation import session
+from ort_ops.rewrite.cli import main
+from ort_ops.rewrite.input_check import wrap_elus_in_float32
+from ort_ops.rewrite.validation import session
 
 BF16 = dtypes.numpy_dtype("bfloat16")
 SHAPE = [3, 5]

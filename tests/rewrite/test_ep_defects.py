@@ -11,9 +11,9 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 from ort_ops.domain import IR_VERSION
-from rewrite.placement.ep_defects import DEFECTS, defect_of
-from rewrite.placement.place import _Values
-from rewrite.placement.rule import NodeInfo
+from ort_ops.rewrite.placement.ep_defects import DEFECTS, defect_of
+from ort_ops.rewrite.placement.place import _Values
+from ort_ops.rewrite.placement.rule import NodeInfo
 
 
 def info_of(op, input_shapes, opset=13, inits=(), n_outputs=1, **attrs) -> NodeInfo:
@@ -135,7 +135,7 @@ def test_ops_without_defects_and_other_domains():
 
 
 def test_table_entries_are_complete():
-    from rewrite.placement.cann_ep_kernels import KERNELS
+    from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS
 
     for d in DEFECTS:
         assert d.op_type in KERNELS, f"{d.op_type}: not an op of the CANN EP's kernel table"

@@ -8,7 +8,7 @@ from onnx import helper, numpy_helper
 
 from checks import fuse_and_check, ops
 from graphs import elu_backward, mlp
-from rewrite import RewriteReport, fuse_elu_grad, has_candidates, inspect_elu_grad
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad, has_candidates, inspect_elu_grad
 
 
 def test_mlp_training_graph():
@@ -94,8 +94,8 @@ def _head_counts(head: str, what: str) -> dict[str, int]:
 def test_summary_counts_each_kind_of_site():
     """fuse_training fuses the loss and the max-pool backward too: the summary line says how many
     sites of each kind (issue 19 item 20), as many as the ops in the fused model."""
-    import rewrite
     from models.fixture_graphs import training_case
+    from ort_ops import rewrite
 
     graph, _, _ = training_case("cnn_elu_fp32")
     report = RewriteReport()
@@ -110,7 +110,7 @@ def test_summary_counts_each_kind_of_site():
 
 
 def test_summary_counts_rejected_sites_by_kind():
-    from rewrite.report import SiteReport
+    from ort_ops.rewrite.report import SiteReport
 
     site = lambda status, op, reason=None: SiteReport(rule="r", status=status, nodes=[], output="y", op=op,
                                                       reason=reason)
@@ -124,8 +124,8 @@ def test_summary_counts_rejected_sites_by_kind():
 
 
 def test_lower_summary_names_the_lowered_ops():
-    import rewrite
     from models.fixture_graphs import training_case
+    from ort_ops import rewrite
 
     graph, _, _ = training_case("mlp_elu_fp32")
     fused = rewrite.fuse_training(graph)

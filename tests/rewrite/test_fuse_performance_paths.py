@@ -11,8 +11,8 @@ from onnx import helper, numpy_helper
 from checks import assert_same_model, fuse_and_check, graphsurgeon_exported, ops
 from graphs import elu_backward, mlp
 from ort_ops import ort_io
-from rewrite import RewriteReport, fuse_elu_grad, fuse_training, inspect_elu_grad, lower_elu_grad
-from rewrite.validation import session
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad, fuse_training, inspect_elu_grad, lower_elu_grad
+from ort_ops.rewrite.validation import session
 
 PHASES = {"scan", "import", "match", "edit", "cleanup", "export"}
 
@@ -195,7 +195,7 @@ def test_upstream_cleanup_equals_graphsurgeon_cleanup(name, monkeypatch):
     graph's liveness): the same fused model, byte for byte."""
     import os
 
-    import rewrite.fuse as fuse_module
+    import ort_ops.rewrite.fuse as fuse_module
 
     if name == "mlp":
         model = mlp()

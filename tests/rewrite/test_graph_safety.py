@@ -14,8 +14,8 @@ from checks import fuse_and_check
 from graphs import Builder, elu_backward
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
-from rewrite import RULES, RewriteReport, fuse_elu_grad, has_candidates, lower_elu_grad
-from rewrite.validation import session
+from ort_ops.rewrite import RULES, RewriteReport, fuse_elu_grad, has_candidates, lower_elu_grad
+from ort_ops.rewrite.validation import session
 
 
 def _ops(model):
@@ -23,7 +23,7 @@ def _ops(model):
 
 
 def _all_nodes(model):
-    from rewrite.graph_scopes import all_node_lists
+    from ort_ops.rewrite.graph_scopes import all_node_lists
 
     return [n for _, nodes in all_node_lists(model) for n in nodes]
 
@@ -273,7 +273,7 @@ def test_prefilter_is_built_from_the_rules():
         report = RewriteReport()
         fuse_elu_grad(model, report=report)
         assert [s.rule for s in report.fused] == [rule.name]
-        from rewrite.graph_scopes import op_types
+        from ort_ops.rewrite.graph_scopes import op_types
 
         present = op_types(model)
         assert rule.could_match(present) and has_candidates(model)

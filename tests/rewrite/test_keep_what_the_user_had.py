@@ -7,9 +7,8 @@ import onnx
 import pytest
 import torch.nn.functional as F
 
-import rewrite
 from models.zoo import elu_mlp, example_batch
-from ort_ops import training
+from ort_ops import rewrite, training
 
 
 @pytest.fixture(scope="module")

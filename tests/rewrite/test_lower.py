@@ -9,8 +9,8 @@ from graphs import elu_backward, mlp
 from ort_ops import ort_io
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import elu_grad
-from rewrite import fuse_elu_grad, lower_elu_grad
-from rewrite.validation import session
+from ort_ops.rewrite import fuse_elu_grad, lower_elu_grad
+from ort_ops.rewrite.validation import session
 
 NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -52,7 +52,7 @@ def test_fuse_then_lower_round_trip_fp32_bit_exact():
     fused = fuse_elu_grad(model)
     lowered = lower_elu_grad(fused)
     onnx.checker.check_model(lowered, full_check=True)
-    from rewrite.validation import random_inputs
+    from ort_ops.rewrite.validation import random_inputs
     feeds = random_inputs(model)
     a = ort_io.run(session(fused), feeds)
     b = ort_io.run(session(lowered), feeds)
@@ -67,7 +67,7 @@ def test_fuse_then_lower_fp16_graph():
     model = elu_backward("less", "float16", 0.5)
     fused = fuse_elu_grad(model)
     lowered = lower_elu_grad(fused)
-    from rewrite.validation import validate
+    from ort_ops.rewrite.validation import validate
     assert validate(fused, lowered, out=None).ok
 
 

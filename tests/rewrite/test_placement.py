@@ -12,10 +12,10 @@ from onnx import helper, numpy_helper
 
 from ort_ops.domain import CANN_DOMAIN, DOMAIN, IR_VERSION
 from ort_ops.library import cann_op_unavailable, has_cann_kernels, kernel_signatures
-from rewrite.placement import PlacementReport, ep_runs, place, unplace
-from rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
-from rewrite.placement.ops import RULES
-from rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement import PlacementReport, ep_runs, place, unplace
+from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
+from ort_ops.rewrite.placement.ops import RULES
+from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
 
 pytestmark = pytest.mark.skipif(not has_cann_kernels(), reason="library built without CANN kernels")
 OPSET = 20
@@ -236,7 +236,7 @@ def test_only_one_static_shape_is_left_to_the_eps_kernel(shapes):
 def test_broadcasting_arithmetic_that_cannot_be_placed_is_an_error_not_the_eps_kernel():
     """skip=Sub leaves a broadcasting Sub to the EP's kernel, which computes B - B: an error naming
     node, dtype and defect, and check() raises it."""
-    from rewrite.placement import PlacementError
+    from ort_ops.rewrite.placement import PlacementError
 
     report = PlacementReport()
     place(binary_model("Sub", TP.INT8), report=report, skip=("Sub",))
@@ -309,7 +309,7 @@ def test_arithmetic_in_bodies_is_placed_like_the_main_graphs(build, label, shape
 def test_an_ep_kernel_whose_cann_op_the_soc_lacks_is_an_error():
     """Sqrt on Ascend 310P (no CANN Sqrt: README row): not placed, and the EP's Sqrt kernel launches
     the same op, so the report has an error naming SoC, node and op (issue 19, item 7)."""
-    from rewrite.placement import PlacementError
+    from ort_ops.rewrite.placement import PlacementError
 
     model = model_of([helper.make_node("Sqrt", ["x"], ["y"], name="sqrt")], [vi("x", TP.FLOAT, [3])],
                      [vi("y", TP.FLOAT, [3])])
@@ -335,7 +335,7 @@ def constant_of_shape_model(dims):
 
 
 def test_constant_of_shape_is_folded_up_to_the_limit_only():
-    from rewrite.placement import MAX_CONSTANT_ELEMENTS
+    from ort_ops.rewrite.placement import MAX_CONSTANT_ELEMENTS
 
     report = PlacementReport()
     folded = place(constant_of_shape_model([4, MAX_CONSTANT_ELEMENTS // 4]), report=report)
@@ -407,7 +407,7 @@ def test_a_node_whose_ep_kernel_has_a_known_defect_is_an_error(pads, error):
     """AveragePool has no placed kernel; with pads the EP's own kernel divides by the wrong count
     (rewrite.placement.ep_defects): the report says so and check() refuses the session; without
     pads the EP's kernel is fine."""
-    from rewrite.placement import PlacementError
+    from ort_ops.rewrite.placement import PlacementError
 
     node = helper.make_node("AveragePool", ["x"], ["y"], "pool", kernel_shape=[2, 2], pads=pads)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TP.FLOAT, [1, 1, 4, 4])],

@@ -16,7 +16,7 @@ from onnx import helper, numpy_helper
 
 from ort_ops.domain import IR_VERSION
 from ort_ops.library import has_cann_kernels
-from rewrite.placement import PlacementReport, place, unplace
+from ort_ops.rewrite.placement import PlacementReport, place, unplace
 
 pytestmark = pytest.mark.skipif(not has_cann_kernels(), reason="library built without CANN kernels")
 

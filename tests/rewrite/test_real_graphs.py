@@ -40,9 +40,8 @@ from torch import nn
 
 import ort_ops
 import real_graphs as rg
-import rewrite
 from checks import assert_same_model, graphsurgeon_exported
-from ort_ops import DOMAIN, ort_io, training
+from ort_ops import DOMAIN, ort_io, rewrite, training
 from ort_ops.reference import OPS
 from ort_ops.tolerances import TOLERANCES  # dtype name -> Tolerance(rtol, atol)
 from ort_ops.training.verify import compare_all, eager_loss_and_grads, feeds_for, to_numpy
@@ -468,7 +467,7 @@ def test_h_placement_folds_keep_the_results(name):
     CPU results within the dtype's tolerance. Not bit for bit in general: the CPU EP's Gemm with
     transA sums a product in another order than its MatMul of the transposed copy (seen on the
     SELU control: grad.l2.weight, last bits); where nothing was folded into a product, bit for bit."""
-    from rewrite.placement import PlacementReport, place, unplace
+    from ort_ops.rewrite.placement import PlacementReport, place, unplace
 
     case = get_case(name)
     why = ort_unavailable(case)

@@ -14,7 +14,7 @@ from checks import fuse_and_check
 from graphs import Builder, elu_backward
 from ort_ops.model_builder import make_elu_grad_model
 from ort_ops.reference import OPS
-from rewrite import RewriteReport, fuse_elu_grad, has_candidates, lower_elu_grad
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad, has_candidates, lower_elu_grad
 
 SHAPE = [4, 6]
 F32 = TP.FLOAT

@@ -20,8 +20,8 @@ from onnx import TensorProto as TP
 from ort_ops import ort_io
 from ort_ops.ops.max_pool_grad import max_pool_grad, windows
 from ort_ops.reference import OPS
-from rewrite import RewriteReport, fuse_training
-from rewrite.validation import compare, session
+from ort_ops.rewrite import RewriteReport, fuse_training
+from ort_ops.rewrite.validation import compare, session
 
 FUSED_OP = "MaxPoolGrad"
 GEOMETRIES = [((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (2, 2), (1, 1, 1, 1)), ((3, 3), (1, 1), (1, 1, 1, 1)),

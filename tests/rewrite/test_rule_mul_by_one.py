@@ -14,8 +14,8 @@ from onnx import helper
 
 from checks import fuse_and_check
 from graphs import Builder
-from rewrite import RewriteReport, fuse_elu_grad
-from rewrite.graph_view import GraphView
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad
+from ort_ops.rewrite.graph_view import GraphView
 
 ALPHA = 0.7
 BTC, FLAT = [2, 3, 4], [6, 4]

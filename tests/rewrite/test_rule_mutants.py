@@ -13,8 +13,8 @@ from onnx import helper
 from checks import fuse_and_check
 from graphs import Builder
 from ort_ops.reference import OPS
-from rewrite import RewriteReport, fuse_elu_grad, has_candidates
-from rewrite.rules import where_input_exp, where_output_add
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad, has_candidates
+from ort_ops.rewrite.rules import where_input_exp, where_output_add
 
 SHAPE = [4, 6]
 F32 = TP.FLOAT

@@ -17,8 +17,8 @@ from graphs_training import cross_entropy, export, torchlib_listed_once
 
 from ort_ops import ort_io
 from ort_ops.reference import OPS
-from rewrite import RewriteReport, fuse_training
-from rewrite.validation import compare, session
+from ort_ops.rewrite import RewriteReport, fuse_training
+from ort_ops.rewrite.validation import compare, session
 
 FUSED_OP = "SoftmaxCrossEntropyLossAndGrad"
 

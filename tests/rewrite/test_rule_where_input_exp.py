@@ -6,7 +6,7 @@ from onnx import helper
 
 from checks import fuse_and_check
 from graphs import Builder, elu_backward
-from rewrite import RewriteReport, fuse_elu_grad
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad
 
 DTYPES = ["float32", "float16", "bfloat16"]
 

@@ -4,7 +4,7 @@ import pytest
 
 from checks import fuse_and_check
 from graphs import elu_backward
-from rewrite import RewriteReport, fuse_elu_grad
+from ort_ops.rewrite import RewriteReport, fuse_elu_grad
 
 FUSED = ["Elu", "Identity", "EluGrad", "Identity"]
 

@@ -14,10 +14,9 @@ import pytest
 import torch.nn.functional as F
 from torch import nn
 
-import rewrite
 from models.zoo import elu_cnn, elu_mlp, example_batch
-from ort_ops import training
-from rewrite.validation import compare, make_inputs, validate
+from ort_ops import rewrite, training
+from ort_ops.rewrite.validation import compare, make_inputs, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -75,7 +74,7 @@ def test_cnn_validation_does_not_crash_and_says_what_it_skipped(cnn_graph, tmp_p
     assert "reference" in against or any(n.startswith("reference check skipped: ") for n in result.notes)
     src, out = tmp_path / "cnn.onnx", tmp_path / "fused.onnx"
     onnx.save(cnn_graph, str(src))
-    r = subprocess.run([sys.executable, "-m", "rewrite", "fuse", str(src), str(out), "--validate"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "ort_ops.rewrite", "fuse", str(src), str(out), "--validate"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "fuse failed" not in r.stderr

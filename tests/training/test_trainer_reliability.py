@@ -19,9 +19,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import rewrite
 from models.zoo import elu_mlp, example_batch
-from ort_ops import training
+from ort_ops import rewrite, training
 from ort_ops.ops.adam_update import compensations
 from ort_ops.training.trainer import SGD, Adam, CheckpointError, NonFiniteLossError, Trainer, load_checkpoint_arrays
 from ort_ops.training.verify import to_numpy

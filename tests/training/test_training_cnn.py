@@ -10,10 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import rewrite
 from models.train_digits import epoch_batches, load_digits
 from models.zoo import IMAGE_SHAPE, elu_cnn
-from ort_ops import training
+from ort_ops import rewrite, training
 from ort_ops.training.trainer import SGD, Adam, Trainer
 from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 

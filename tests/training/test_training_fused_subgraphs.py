@@ -12,9 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import rewrite
 from models.zoo import IMAGE_SHAPE, elu_cnn, elu_mlp, example_batch
-from ort_ops import training
+from ort_ops import rewrite, training
 from ort_ops.training.trainer import SGD, Adam, Trainer
 from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
 

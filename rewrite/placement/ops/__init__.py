@@ -1,12 +1,12 @@
 """The placement rules, one module per op family (``RULES``, a tuple of
-:class:`~rewrite.placement.rule.PlaceRule`), found by name: adding a family adds a module."""
+:class:`~ort_ops.rewrite.placement.rule.PlaceRule`), found by name: adding a family adds a module."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
-from rewrite.placement.rule import PlaceRule
+from ort_ops.rewrite.placement.rule import PlaceRule
 
 
 def _discover() -> dict[str, PlaceRule]:

@@ -5,11 +5,11 @@ broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where
 Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
 broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
 are freed before the launch, and with both inputs broadcast the op computes ``B op B``
-(:mod:`rewrite.placement.ep_defects`; docs/cann_ops.md, "Upstream defects")."""
+(:mod:`ort_ops.rewrite.placement.ep_defects`; docs/cann_ops.md, "Upstream defects")."""
 
 from onnx import TensorProto
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
 

@@ -4,7 +4,7 @@ input types only."""
 
 from onnx import TensorProto
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 DESTINATIONS = {
     TensorProto.FLOAT: "CastToFloat", TensorProto.FLOAT16: "CastToFloat16",

@@ -1,6 +1,6 @@
 """2-D ``ConvTranspose`` with explicit pads -> CANN ``Conv2DBackpropInput`` (+ ``Add`` for B)."""
 
-from rewrite.placement.rule import NodeInfo, PlaceRule
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
 def _check(info: NodeInfo) -> str | None:

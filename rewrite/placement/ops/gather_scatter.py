@@ -3,7 +3,7 @@ names. CANN follows torch.gather: indices in [0, size); constant negative indice
 
 import numpy as np
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 
 def _indices_ok(info: NodeInfo) -> str | None:

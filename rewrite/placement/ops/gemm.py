@@ -1,7 +1,7 @@
 """``Gemm`` with ``alpha = beta = 1`` -> CANN ``MatMulV2`` (C of shape [N] / [1, N] as its bias;
 another C added by CANN ``Add``)."""
 
-from rewrite.placement.rule import NodeInfo, PlaceRule
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
 def _check(info: NodeInfo) -> str | None:

@@ -1,6 +1,6 @@
 """2-D ``MaxPool`` without the Indices output, explicit pads, no dilation -> CANN ``MaxPoolV3``."""
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 
 def _check(info: NodeInfo) -> str | None:

@@ -2,7 +2,7 @@
 ``Flatten``, ``Identity`` -> a device-to-device copy (no CANN op). Their shape/axes inputs are
 read on the host: constants stay there, computed ones are copied once per run."""
 
-from rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule, fixed
 
 _NONE = fixed()
 

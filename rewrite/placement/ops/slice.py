@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
 
 
 def _check(info: NodeInfo) -> str | None:

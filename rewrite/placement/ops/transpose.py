@@ -1,5 +1,5 @@
 """``Transpose`` -> CANN ``Transpose`` (perm as a constant input)."""
 
-from rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule, fixed
 
 RULES = (PlaceRule("Transpose", fixed("Transpose")),)

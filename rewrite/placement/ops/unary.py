@@ -1,7 +1,7 @@
 """Unary ops: ``Elu``, ``Exp``, ``Log``, ``Neg``, ``Abs``, ``Sqrt``, ``Reciprocal``, ``Relu``,
 ``Sigmoid``, ``Tanh``, ``Not`` -> the CANN op of the same meaning (``Not`` -> ``LogicalNot``)."""
 
-from rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule, fixed
 
 _SAME = ("Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh")
 

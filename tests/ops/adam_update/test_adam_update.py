@@ -16,8 +16,8 @@ from ort_ops import ort_io
 from ort_ops.model_builder import make_op_model
 from ort_ops.ops import op
 from ort_ops.ops.adam_update import adam_update, attribute_double, step_scalars
+from ort_ops.rewrite.lower import LOWERINGS
 from ort_ops.training.optim import Adam
-from rewrite.lower import LOWERINGS
 
 OP = op("AdamUpdate")
 ORT_ERRORS = (Fail, InvalidArgument, InvalidGraph, RuntimeException)

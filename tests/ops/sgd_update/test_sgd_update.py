@@ -14,8 +14,8 @@ from ort_ops import ort_io
 from ort_ops.model_builder import make_op_model
 from ort_ops.ops import op
 from ort_ops.ops.sgd_update import sgd_update
+from ort_ops.rewrite.lower import LOWERINGS
 from ort_ops.training.optim import SGD
-from rewrite.lower import LOWERINGS
 
 OP = op("SGDUpdate")
 ORT_ERRORS = (Fail, InvalidArgument, InvalidGraph, RuntimeException)
