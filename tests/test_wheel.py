@@ -40,8 +40,9 @@ def test_wheel_contents_match_its_distribution():
         assert "ort_ops/libortops.so" in names, f"{wheel.name}: no ort_ops/libortops.so"
         grafted = [n for n in names if "onnxruntime" in n.rsplit("/", 1)[-1] or ".libs/" in n]
         assert not grafted, f"{wheel.name}: libraries grafted by auditwheel: {grafted}"
-        has_cann_ep = any(n.startswith("cann_ep/") for n in names)
+        has_cann_ep = any(n.startswith("ort_ops/cann_ep/") for n in names)
+        assert not [n for n in names if n.split("/")[0] in ("cann_ep", "rewrite")], f"{wheel.name}: old top-level names"
         # the full build ships cann_ep and the simulator; the CPU-only one (ort_ops_cpu) neither
         assert has_cann_ep == (dist == "ort_ops"), f"{wheel.name}: cann_ep present: {has_cann_ep}"
         if dist == "ort_ops":
-            assert "cann_ep/sim/lib/libascendcl.so" in names, f"{wheel.name}: no simulator"
+            assert "ort_ops/cann_ep/sim/lib/libascendcl.so" in names, f"{wheel.name}: no simulator"
