@@ -345,9 +345,11 @@ def test_constant_of_shape_is_folded_up_to_the_limit_only():
     report = PlacementReport()
     big = constant_of_shape_model([16384, 16384])  # 256 Mi elements: 1 GiB if folded
     kept = place(big, report=report)
-    assert [n.op_type for n in kept.graph.node] == ["ConstantOfShape"]
+    assert [n.op_type for n in kept.graph.node] == ["ConstantOfShapeFloat"]  # placed: filled on the device
+    assert report.nodes[0].where == "placed" and report.nodes[0].cann_ops == ("Fill",), report.nodes[0]
     assert kept.ByteSize() < 1000
     assert f"not folded: 268435456 elements > {MAX_CONSTANT_ELEMENTS}" in report.nodes[0].reason, report.nodes[0]
+    assert unplace(kept) == big
 
 
 def test_constant_of_shape_with_a_negative_dimension_is_refused_by_name():
