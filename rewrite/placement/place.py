@@ -337,12 +337,15 @@ def _main_dtype(info: NodeInfo) -> str | None:
 
 def _fold_constant_of_shape(graph: onnx.GraphProto, values: _Values, report: PlacementReport) -> dict[str, str]:
     """Folds ConstantOfShape nodes of constant shape with at most MAX_CONSTANT_ELEMENTS elements;
-    returns output name -> why the node was kept, for the constant-shape ones it did not fold."""
+    returns output name -> why each ConstantOfShape it did not fold was kept."""
     keep, kept_why = [], {}
     for i, node in enumerate(graph.node):
-        shape = values.value(node.input[0]) if node.op_type == "ConstantOfShape" and node.input else None
-        if shape is None or node.domain not in _ONNX:
+        is_cos = node.op_type == "ConstantOfShape" and node.domain in _ONNX and len(node.input) > 0
+        shape = values.value(node.input[0]) if is_cos else None
+        if shape is None:
             keep.append(node)
+            if is_cos and node.output:
+                kept_why[node.output[0]] = f"not folded: shape input {node.input[0]!r} is not a constant the pass reads"
             continue
         dims = [int(d) for d in shape.reshape(-1)]
         if any(d < 0 for d in dims):

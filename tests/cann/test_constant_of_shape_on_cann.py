@@ -79,6 +79,7 @@ def test_run_time_shape_from_a_shape_node(value):
     np.testing.assert_array_equal(got, want)
     cos = next(n for n in placement.nodes if n.node == "cos")
     assert cos.where == "placed", placement.summary()
+    assert cos.reason == "not folded: shape input 'shape' is not a constant the pass reads", cos
 
 
 @pytest.mark.parametrize("dims", [[4, 0, 3], [0], []], ids=str)
