@@ -20,7 +20,8 @@ send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).
 
 ``ConstantOfShape`` of a constant shape with at most :data:`MAX_CONSTANT_ELEMENTS` elements is
-folded into an initializer (a larger one stays a node, the report says why), and Transposes into
+folded into an initializer (a larger one, or one of a run-time shape, is placed: filled on the
+device, the report says why it was not folded), and Transposes into
 the Gemm / MatMul nodes that read them (transA / transB) or into the Transpose they undo
 (:mod:`ort_ops.rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies are placed
 like the main graph's (labels ``<node>/<attribute>/<body node>``; shapes from ONNX shape
@@ -47,16 +48,18 @@ from ort_ops.rewrite.placement.ep_defects import DEFECTS, defect_of
 from ort_ops.rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
 from ort_ops.rewrite.placement.ops import RULES
 from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement.ops.constant_of_shape import NAMES as CONSTANT_OF_SHAPE_NAMES
 from ort_ops.rewrite.placement.rule import NodeInfo
 from ort_ops.rewrite.placement.transposes import fold_transposes
 
 _CAST_NAMES = set(DESTINATIONS.values())
+_CONSTANT_OF_SHAPE_NAMES = set(CONSTANT_OF_SHAPE_NAMES.values())
 _DEFECT_OPS = frozenset(d.op_type for d in DEFECTS)  # op types with a known EP-kernel defect
 _ONNX = ("", "ai.onnx")
 _SUBGRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 MAX_CONSTANT_ELEMENTS = 1 << 16
 """Constant values the pass reads (shapes, axes, indices) and ConstantOfShape results it folds
-have at most this many elements; a larger ConstantOfShape stays a node."""
+have at most this many elements; a larger ConstantOfShape stays a node (placed: filled on the device)."""
 
 
 @dataclass
@@ -334,12 +337,15 @@ def _main_dtype(info: NodeInfo) -> str | None:
 
 def _fold_constant_of_shape(graph: onnx.GraphProto, values: _Values, report: PlacementReport) -> dict[str, str]:
     """Folds ConstantOfShape nodes of constant shape with at most MAX_CONSTANT_ELEMENTS elements;
-    returns output name -> why the node was kept, for the constant-shape ones it did not fold."""
+    returns output name -> why each ConstantOfShape it did not fold was kept."""
     keep, kept_why = [], {}
     for i, node in enumerate(graph.node):
-        shape = values.value(node.input[0]) if node.op_type == "ConstantOfShape" and node.input else None
-        if shape is None or node.domain not in _ONNX:
+        is_cos = node.op_type == "ConstantOfShape" and node.domain in _ONNX and len(node.input) > 0
+        shape = values.value(node.input[0]) if is_cos else None
+        if shape is None:
             keep.append(node)
+            if is_cos and node.output:
+                kept_why[node.output[0]] = f"not folded: shape input {node.input[0]!r} is not a constant the pass reads"
             continue
         dims = [int(d) for d in shape.reshape(-1)]
         if any(d < 0 for d in dims):
@@ -422,7 +428,8 @@ class _Pass:
             return
         name = rule.name_for(info)
         report.nodes.append(NodePlacement(label, node.op_type, "placed", placed_as=name,
-                                          cann_ops=tuple(rule.cann_ops(info))))
+                                          cann_ops=tuple(rule.cann_ops(info)),
+                                          reason=self.kept_why.get(node.output[0]) if node.output else None))
         node.domain = CANN_DOMAIN
         node.op_type = name
         self.placed_any = True
@@ -517,6 +524,8 @@ def _unplace_graph(graph: onnx.GraphProto) -> None:
             node.ClearField("domain")  # the default domain, ai.onnx
             if node.op_type in _CAST_NAMES:
                 node.op_type = "Cast"
+            elif node.op_type in _CONSTANT_OF_SHAPE_NAMES:
+                node.op_type = "ConstantOfShape"
         if _has_subgraphs(node):
             for _, body in _subgraphs(node):
                 _unplace_graph(body)
@@ -524,7 +533,8 @@ def _unplace_graph(graph: onnx.GraphProto) -> None:
 
 def unplace(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` with every ``ai.ortops.cann`` node (bodies included) back in standard
-    ONNX (exact: same inputs and attributes; ``CastTo<Type>`` -> ``Cast``), the domain's opset
+    ONNX (exact: same inputs and attributes; ``CastTo<Type>`` -> ``Cast``, ``ConstantOfShape<Type>``
+-> ``ConstantOfShape``), the domain's opset
     import dropped."""
     out = onnx.ModelProto()
     out.CopyFrom(model)

@@ -156,6 +156,10 @@ CASES = [
     Case("max_pool_pads", "MaxPool", [f32(1, 2, 5, 5)], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     Case("max_pool_ceil", "MaxPool", [f32(1, 2, 5, 5)], {"kernel_shape": [2, 2], "strides": [2, 2],
                                                         "ceil_mode": 1}),
+    Case("constant_of_shape_fill", "ConstantOfShape", [np.array([3, 7], np.int64)],
+         {"value": numpy_helper.from_array(np.array([2.5], np.float32))}),
+    Case("constant_of_shape_zeros_int64", "ConstantOfShape", [np.array([300, 300], np.int64)],
+         {"value": numpy_helper.from_array(np.array([0], np.int64))}, consts=[0]),
 ]
 
 

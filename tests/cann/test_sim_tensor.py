@@ -99,3 +99,42 @@ def test_errors(tmp_path):
     assert "Slice: input 1 (offsets) [3,0]: offset 3 of dim 0 is outside [0, 2]" in msgs[7]
     assert "need one entry per dim of x [2,3]" in msgs[8]
     assert "output 0 (y) has shape [2,3], expected [2,2]" in msgs[9]
+
+
+# Fill(dims, value) -> y of shape dims filled with value (GE op_proto fill.h, REG_OP(Fill): dims a
+# 1-D int32/int64 tensor, value one element of BasicType, which has no bool).
+FILL_TYPES = [np.float32, np.float16, BF16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8]
+
+
+@pytest.mark.parametrize("dtype", FILL_TYPES, ids=ALL_IDS[:-1])
+def test_fill(tmp_path, dtype):
+    cases, refs = [], []
+    for i, (dims, v) in enumerate([([2, 3], 1.5 if np.dtype(dtype).kind == "f" else 5), ([300, 300], -3),
+                                   ([4, 0, 2], 7), ([1], 0), ([2, 1, 3], 2)]):
+        value = np.array([v]).astype(dtype)  # (-3 wraps for uint8) as the CANN EP's Fill sends it: shape [1]
+        ref = np.full(dims, value[0])
+        dims_type = np.int32 if i % 2 else np.int64
+        cases.append(("Fill", [const(np.array(dims, dims_type)), const(value) if i % 2 else value],
+                      [(acl_dtype(dtype), dims)], None))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_fill_errors(tmp_path):
+    dims = const(np.array([2, 3], np.int64))
+    results = run_ops(tmp_path, [
+        ("Fill", [dims, np.array([True])], [(acl_dtype(np.bool_), [2, 3])], None),  # bool: not in BasicType
+        ("Fill", [dims, np.array([1.0], np.float32)], [(ACL_FLOAT, [3, 2])], None),  # y's shape is not dims
+        ("Fill", [dims, np.array([1.0, 2.0], np.float32)], [(ACL_FLOAT, [2, 3])], None),  # two values
+        ("Fill", [const(np.array([2.0, 3.0], np.float32)), np.array([1.0], np.float32)], [(ACL_FLOAT, [2, 3])], None),
+        ("Fill", [dims, np.array([1], np.int32)], [(ACL_FLOAT, [2, 3])], None),  # y's type is not value's
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    msgs = [r[1] for r in results]
+    assert "Fill: output 0 (y) has shape [3,2], input 0 (dims) is [2,3]" in msgs[1]
+    assert "Fill: input 1 (value) must hold one element, got shape [2]" in msgs[2]
+    assert "Fill: input 0 (dims) has dtype" in msgs[3]

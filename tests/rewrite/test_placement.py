@@ -16,6 +16,7 @@ from ort_ops.rewrite.placement import PlacementReport, ep_runs, place, unplace
 from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
 from ort_ops.rewrite.placement.ops import RULES
 from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
+from ort_ops.rewrite.placement.ops.constant_of_shape import NAMES as CONSTANT_OF_SHAPE_NAMES
 
 pytestmark = pytest.mark.skipif(not has_cann_kernels(), reason="library built without CANN kernels")
 OPSET = 20
@@ -192,7 +193,8 @@ def test_every_rule_has_a_kernel_and_every_kernel_a_rule():
     placed_ops = {k.op for k in kernel_signatures() if k.domain == CANN_DOMAIN}
     names = set()
     for op in RULES:
-        names |= set(DESTINATIONS.values()) if op == "Cast" else {op}
+        names |= set(DESTINATIONS.values()) if op == "Cast" else \
+            set(CONSTANT_OF_SHAPE_NAMES.values()) if op == "ConstantOfShape" else {op}
     assert names == placed_ops
 
 
@@ -345,9 +347,11 @@ def test_constant_of_shape_is_folded_up_to_the_limit_only():
     report = PlacementReport()
     big = constant_of_shape_model([16384, 16384])  # 256 Mi elements: 1 GiB if folded
     kept = place(big, report=report)
-    assert [n.op_type for n in kept.graph.node] == ["ConstantOfShape"]
+    assert [n.op_type for n in kept.graph.node] == ["ConstantOfShapeFloat"]  # placed: filled on the device
+    assert report.nodes[0].where == "placed" and report.nodes[0].cann_ops == ("Fill",), report.nodes[0]
     assert kept.ByteSize() < 1000
     assert f"not folded: 268435456 elements > {MAX_CONSTANT_ELEMENTS}" in report.nodes[0].reason, report.nodes[0]
+    assert unplace(kept) == big
 
 
 def test_constant_of_shape_with_a_negative_dimension_is_refused_by_name():

@@ -30,13 +30,25 @@ aclError k_broadcast_to(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// Fill(dims: int64[rank], value: scalar) -> y of shape dims filled with value.
+// Fill(dims: int32/int64[rank], value: scalar) -> y of shape dims filled with value (GE op_proto
+// fill.h, REG_OP(Fill): dims "a 1D tensor of types int32 or int64", value "a 0D scalar" of
+// BasicType, y "the same type as value"; no bool). Const dims must equal y's shape.
 aclError k_fill(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 1 (value)", c.in[1],
+                                    {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_INT16, ACL_INT32,
+                                     ACL_INT64, ACL_UINT8, ACL_UINT16, ACL_UINT32, ACL_UINT64}))
+    return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 1 (value)", c.in[1])) return rc;
   if (c.in[1].numel != 1)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Fill: input 1 (value) must hold one element, got shape %s",
                 shape_str(c.in[1].dims).c_str());
+  std::vector<int64_t> dims;
+  bool known = false;
+  if (aclError rc = read_index_list(c, 0, "input 0 (dims)", /*need_const=*/false, &dims, &known)) return rc;
+  if (known && dims != c.out[0].dims)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Fill: output 0 (y) has shape %s, input 0 (dims) is %s",
+                shape_str(c.out[0].dims).c_str(), shape_str(dims).c_str());
   size_t es = dtype_size(c.out[0].dtype);
   *run = [c, es] {
     auto* y = static_cast<unsigned char*>(c.out[0].data);
