@@ -8,6 +8,7 @@
 #   5. the CANN EP suite (tests/cann) and the CPU op tests (tests/ops, tests/models) against an
 #      AddressSanitizer + UBSan build of the library and the ACL simulator
 #      (scripts/asan_tests.sh): the CANN kernels and the simulator run there, sanitized, once.
+#      It runs in the background beside stages 2-4 (its output follows theirs).
 # Exits non-zero if any part fails. Run scripts/setup.sh first (the README's test command does
 # both). Extra arguments go to every pytest run (e.g. -x, -k EXPR, --durations=20).
 set -uo pipefail
@@ -22,6 +23,12 @@ user_snippets=(tests/cann/test_readme_on_cann.py tests/cann/test_docs_snippets_o
 
 echo "== 1. lint (ruff, clang-format)"
 bash scripts/lint.sh || status=1
+
+# Stage 5 (the sanitizer build, then the CANN suite on it) runs beside stages 2-4: most of each is
+# one Python process, and the machine has two cores. Its output is printed after stage 4.
+asan_log=$(mktemp)
+bash scripts/asan_tests.sh $(printf -- '--deselect %s ' "${user_snippets[@]}") "$@" > "$asan_log" 2>&1 &
+asan_pid=$!
 
 echo "== 2. main suite (.venv, the installed wheel): tests/ except tests/cann and tests/ort_training"
 .venv/bin/python -m pytest tests --ignore=tests/cann --ignore=tests/ort_training -q "$@" || status=1
@@ -40,7 +47,9 @@ elif [ -d tests/cann ]; then
   echo "== CANN suite NOT RUN: .venv-cann is missing (run scripts/setup.sh)"; status=1
 fi
 
-echo "== 5. CANN EP suite and CPU op tests on the AddressSanitizer + UBSan build (scripts/asan_tests.sh)"
-bash scripts/asan_tests.sh $(printf -- '--deselect %s ' "${user_snippets[@]}") "$@" || status=1
+echo "== 5. CANN EP suite and CPU op tests on the AddressSanitizer + UBSan build (scripts/asan_tests.sh; ran beside 2-4)"
+wait "$asan_pid" || status=1
+cat "$asan_log"
+rm -f "$asan_log"
 
 exit $status
