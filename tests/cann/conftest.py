@@ -11,3 +11,19 @@ def sim_dir() -> str:
         return sim.library_dir()
     except FileNotFoundError as e:
         pytest.skip(f"ACL simulator not built: {e}")
+
+
+@pytest.fixture(scope="module")
+def cann_simulator():
+    """Skips (saying why) without the CANN EP in this onnxruntime or without an ACL runtime; else
+    loads the simulator (unless a real CANN toolkit is there). Modules use it with
+    ``pytestmark = pytest.mark.usefixtures("cann_simulator")``."""
+    import onnxruntime as ort
+
+    from ort_ops import cann_ep
+
+    if "CANNExecutionProvider" not in ort.get_available_providers():
+        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider (run in .venv-cann)")
+    if not cann_ep.available():
+        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
+    cann_ep.use_simulator()
