@@ -45,7 +45,7 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
-from ort_ops.training import conv_backward
+from ort_ops.training import attention, conv_backward
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
@@ -130,7 +130,7 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
     """
     from torch.export.experimental import _export_forward_backward
 
-    ep = torch.export.export(wrapper, args, strict=False)
+    ep = attention.decompose(torch.export.export(wrapper, args, strict=False), _WRAPPED)  # SDPA -> math
     joint = _export_forward_backward(ep, joint_loss_index=0)
     conv_backward.check_supported(joint.graph)
     specs, kinds = [], []

@@ -1,0 +1,230 @@
+"""Attention in training graphs (ort_ops.training.attention: SDPA decomposed before export).
+
+Three levels: the decomposition against eager ``F.scaled_dot_product_attention`` (forward and
+autograd, every mask/causal/scale/GQA form, float32/float16/bfloat16); single attention calls
+exported with ``export_training_graph`` (its ``verify`` runs the graph in ORT against eager
+autograd); and the clear export errors for what cannot be exported.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ort_ops.tolerances import check, tolerance_of
+from ort_ops.training import attention, export_training_graph
+
+N, H, L, S, E = 2, 4, 5, 7, 8
+
+
+def _qkv(gen, dtype=torch.float32, q_heads=H, kv_heads=H, length=L, source=S, value_dim=E):
+    def t(*shape):
+        return torch.randn(*shape, generator=gen).to(dtype).requires_grad_()
+    return t(N, q_heads, length, E), t(N, kv_heads, source, E), t(N, kv_heads, source, value_dim)
+
+
+def _bool(gen, *shape):
+    return torch.rand(*shape, generator=gen) > 0.4
+
+
+def _float(gen, *shape):
+    mask = torch.randn(*shape, generator=gen)
+    return mask.masked_fill(torch.rand(*shape, generator=gen) > 0.7, float("-inf"))
+
+
+def _fully_masked_row(gen, dtype):
+    mask = _bool(gen, N, 1, L, S)
+    mask[..., 0] = True  # every query sees key 0 ...
+    mask[0, 0, 1] = False  # ... but query 1 of sample 0 sees no key at all
+    return mask if dtype == torch.bool else torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+
+
+# name -> (qkv keyword arguments, sdpa keyword arguments from a generator)
+FORMS = {
+    "plain": ({}, lambda g: {}),
+    "cross-L<S": ({"length": 3}, lambda g: {}),
+    "value-dim": ({"value_dim": 6}, lambda g: {}),
+    "bool-LS": ({}, lambda g: {"attn_mask": _bool(g, L, S)}),
+    "bool-1S-broadcast": ({}, lambda g: {"attn_mask": _bool(g, 1, S) | (torch.arange(S) == 0)}),
+    "bool-N1LS": ({}, lambda g: {"attn_mask": _bool(g, N, 1, L, S) | (torch.arange(S) == 0)}),
+    "float-NHLS": ({}, lambda g: {"attn_mask": torch.randn(N, H, L, S, generator=g)}),
+    "float-11LS-inf": ({}, lambda g: {"attn_mask": _float(g, 1, 1, L, S).index_fill(-1, torch.tensor([2]), 0.0)}),
+    "bool-fully-masked-row": ({}, lambda g: {"attn_mask": _fully_masked_row(g, torch.bool)}),
+    "float-fully-masked-row": ({}, lambda g: {"attn_mask": _fully_masked_row(g, torch.float32)}),
+    "causal-L=S": ({"length": S}, lambda g: {"is_causal": True}),
+    "causal-L<S": ({"length": 3}, lambda g: {"is_causal": True}),
+    "causal-L>S": ({"length": 9}, lambda g: {"is_causal": True}),
+    "scale": ({}, lambda g: {"scale": 0.3}),
+    "causal-scale": ({"length": S}, lambda g: {"is_causal": True, "scale": 1.7}),
+    "gqa": ({"kv_heads": 2}, lambda g: {"enable_gqa": True}),
+    "gqa-mask-causal": ({"kv_heads": 1, "length": S}, lambda g: {"enable_gqa": True, "is_causal": True}),
+}
+
+
+def _forward_and_grads(fn, q, k, v, kwargs):
+    """``fn``'s output and the gradients of a fixed random projection of it (q, k, v, float mask)."""
+    out = fn(q, k, v, **kwargs)
+    weight = torch.randn(out.shape, generator=torch.Generator().manual_seed(5)).to(out.dtype)
+    leaves = [q, k, v] + [m for m in kwargs.values() if isinstance(m, torch.Tensor) and m.requires_grad]
+    return [out, *torch.autograd.grad((out * weight).sum(), leaves)]
+
+
+def _assert_close(got, want, dtype, what):
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert torch.isfinite(g).all(), f"{what} result {i}: non-finite values"
+        result = check(g.detach().float().numpy(), w.detach().float().numpy(), tolerance_of(dtype))
+        assert result.ok, f"{what} result {i} (0 = output, then q, k, v, mask gradients): {result}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("form", list(FORMS))
+def test_decomposition_matches_eager_sdpa(form, dtype):
+    qkv_kwargs, make_kwargs = FORMS[form]
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = _qkv(gen, dtype, **qkv_kwargs)
+    kwargs = make_kwargs(gen)
+    mask = kwargs.get("attn_mask")
+    if mask is not None and mask.is_floating_point():
+        kwargs["attn_mask"] = mask.to(dtype).requires_grad_()  # a learned bias gets a gradient
+    want = _forward_and_grads(F.scaled_dot_product_attention, q, k, v, kwargs)
+    got = _forward_and_grads(attention.scaled_dot_product_attention_math, q, k, v, kwargs)
+    assert got[0].dtype == dtype
+    _assert_close(got, want, dtype, f"{form} {dtype}")
+
+
+def test_fully_masked_row_is_zero_with_zero_gradient():
+    gen = torch.Generator().manual_seed(2)
+    q, k, v = _qkv(gen)
+    mask = _fully_masked_row(gen, torch.bool)
+    out, dq, _, _ = _forward_and_grads(attention.scaled_dot_product_attention_math, q, k, v,
+                                       {"attn_mask": mask})
+    assert torch.equal(out[0, :, 1], torch.zeros_like(out[0, :, 1]))
+    assert torch.equal(dq[0, :, 1], torch.zeros_like(dq[0, :, 1]))
+    assert out[0, :, 0].abs().sum() > 0
+
+
+def test_decomposition_rejects_what_eager_rejects_or_we_cannot_export():
+    q, k, v = _qkv(torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="dropout_p must be 0.0 to export, got 0.1"):
+        attention.scaled_dot_product_attention_math(q, k, v, dropout_p=0.1)
+    with pytest.raises(ValueError, match="attn_mask must be None with is_causal=True"):
+        attention.scaled_dot_product_attention_math(q, k, v, attn_mask=torch.ones(L, S, dtype=torch.bool),
+                                                    is_causal=True)
+
+
+# -- exported: ORT against eager autograd (export_training_graph's verify) -------------------
+
+class Attend(nn.Module):
+    """Projections of ``x`` (queries) and ``memory`` (keys/values) into one SDPA call."""
+
+    def __init__(self, kv_heads=H, learned_bias=False, **sdpa):
+        super().__init__()
+        self.kv_heads, self.sdpa = kv_heads, sdpa
+        self.q = nn.Linear(6, H * E)
+        self.kv = nn.Linear(6, 2 * kv_heads * E)
+        self.out = nn.Linear(H * E, 3)
+        if learned_bias:
+            self.bias = nn.Parameter(torch.randn(1, H, 1, S) * 0.5)
+
+    def forward(self, x, memory):
+        q = self.q(x).reshape(N, -1, H, E).transpose(1, 2)
+        k, v = self.kv(memory).reshape(N, S, 2, self.kv_heads, E).permute(2, 0, 3, 1, 4)
+        mask = self.bias if hasattr(self, "bias") else self.sdpa.get("attn_mask")
+        kwargs = {**self.sdpa, "attn_mask": mask} if mask is not None else self.sdpa
+        out = F.scaled_dot_product_attention(q, k, v, **kwargs)
+        return self.out(out.transpose(1, 2).reshape(N, -1, H * E))
+
+
+EXPORTED = {
+    "bool-mask-broadcast": (L, {"attn_mask": torch.tensor([[True, False, True, True, False, True, True]])}),
+    "float-mask-fully-masked-row": (L, {"attn_mask": _fully_masked_row(torch.Generator().manual_seed(4),
+                                                                       torch.float32)}),
+    "causal-scale": (S, {"is_causal": True, "scale": 0.2}),
+    "gqa": (L, {"enable_gqa": True}),
+    "learned-float-bias": (L, {}),
+}
+
+
+def _export(module, x, memory, dtype=None):
+    target = torch.randn(N, x.shape[1], 3, generator=torch.Generator().manual_seed(9))
+    # verify=True (the default): loss and every gradient from ORT against eager autograd.
+    return export_training_graph(module, (x, memory), F.mse_loss, targets=(target,), dtype=dtype)
+
+
+@pytest.mark.parametrize("case", list(EXPORTED))
+def test_exported_attention_matches_eager(case):
+    length, sdpa = EXPORTED[case]
+    torch.manual_seed(0)
+    module = Attend(kv_heads=2 if sdpa.get("enable_gqa") else H, learned_bias=case == "learned-float-bias", **sdpa)
+    gen = torch.Generator().manual_seed(8)
+    model = _export(module, torch.randn(N, length, 6, generator=gen), torch.randn(N, S, 6, generator=gen))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"MatMul", "Softmax"} <= ops
+    assert {n.domain for n in model.graph.node} <= {""}, "standard ONNX ops only"
+    assert not model.functions
+    if case == "learned-float-bias":
+        assert "grad.bias" in [o.name for o in model.graph.output]
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_multihead_attention_float16_matches_eager(need_weights):
+    class SelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.attn(x, x, x, need_weights=need_weights)[0]
+
+    torch.manual_seed(0)
+    x = torch.randn(3, 5, 16)
+    export_training_graph(SelfAttention(), (x,), F.mse_loss, targets=(torch.randn(3, 5, 16),),
+                          dtype=torch.float16)
+
+
+def test_direct_sdpa_float16_matches_eager():
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(8)
+    _export(Attend(is_causal=True), torch.randn(N, S, 6, generator=gen), torch.randn(N, S, 6, generator=gen),
+            dtype=torch.float16)
+
+
+def test_program_without_attention_is_left_alone():
+    program = torch.export.export(nn.Linear(3, 2), (torch.randn(1, 3),), strict=False)
+    assert attention.decompose(program) is program
+
+
+# -- what cannot be exported: errors naming the op, the module path and the way around ------
+
+def test_attention_dropout_in_train_mode_names_op_module_and_fix():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, dropout=0.1, batch_first=True))
+    x = torch.randn(2, 5, 16)
+    with pytest.raises(ValueError) as info:
+        export_training_graph(model, (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),))
+    message = str(info.value)
+    for part in ("aten.scaled_dot_product_attention", "dropout_p=0.1", "module 0.self_attn (MultiheadAttention)",
+                 "dropout=0.0"):
+        assert part in message, (part, message)
+    # In eval mode the attention module passes dropout_p=0.0: the same module exports.
+    export_training_graph(model.eval(), (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),))
+
+
+def test_fused_attention_kernel_called_directly_names_op_module_and_fix():
+    class Fused(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(E, E)
+
+        def forward(self, x):
+            q = self.proj(x)
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, q, q)[0]
+
+    with pytest.raises(ValueError) as info:
+        export_training_graph(Fused(), (torch.randn(N, H, L, E),), lambda y: y.square().mean())
+    message = str(info.value)
+    for part in ("aten._scaled_dot_product_flash_attention_for_cpu", "module <model> (Fused)",
+                 "scaled_dot_product_attention instead"):
+        assert part in message, (part, message)
