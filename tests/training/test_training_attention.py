@@ -12,11 +12,12 @@ import onnx
 import pytest
 import torch
 
+from models import attention_fixtures
 from models.attention_zoo import ALPHA, SETUPS
 from ort_ops import rewrite
 from ort_ops.training import export_training_graph
 from ort_ops.training.trainer import SGD, Adam, Trainer
-from ort_ops.training.verify import TOLERANCES, compare_all, to_numpy
+from ort_ops.training.verify import TOLERANCES, compare_all, compare_with_eager, to_numpy
 
 N_STEPS = 20
 RTOL, ATOL = TOLERANCES[torch.float32]
@@ -86,3 +87,18 @@ def test_twenty_steps_match_pytorch(setup_graphs, kind, opt_name):
     assert sum(losses[-2:]) < sum(losses[:2])  # it is learning, not standing still
     report = compare_all(trainer.parameters(), want_params, RTOL, ATOL)
     assert report.ok, f"{setup.name} {kind} {opt_name} after {N_STEPS} steps:\n{report}"
+
+
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_committed_fixture_is_current(name):
+    """The CANN suite's graphs (models.attention_fixtures) still equal eager autograd."""
+    path = attention_fixtures.path_of(name)
+    assert path.exists(), f"run python -m models.attention_fixtures to create {path}"
+    assert path.stat().st_size < attention_fixtures.MAX_BYTES
+    model = onnx.load(path)
+    setup = SETUPS[name]
+    module = setup.module()
+    assert [o.name for o in model.graph.output] == ["loss"] + [f"grad.{n}" for n, _ in module.named_parameters()]
+    x, y = setup.batches(1)[0]
+    report = compare_with_eager(model, module, (x,), setup.loss_fn, targets=(y,))
+    assert report.ok, f"{path} is stale (python -m models.attention_fixtures):\n{report}"
