@@ -168,20 +168,34 @@ def test_exported_attention_matches_eager(case):
         assert "grad.bias" in [o.name for o in model.graph.output]
 
 
-@pytest.mark.parametrize("need_weights", [False, True])
-def test_multihead_attention_float16_matches_eager(need_weights):
-    class SelfAttention(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+class SelfAttention(nn.Module):
+    """MultiheadAttention with a key padding mask; with need_weights its (averaged) weights
+    feed the output too, so their backward is in the graph."""
 
-        def forward(self, x):
-            return self.attn(x, x, x, need_weights=need_weights)[0]
+    def __init__(self, need_weights: bool, batch_first: bool):
+        super().__init__()
+        self.need_weights = need_weights
+        self.attn = nn.MultiheadAttention(16, 4, batch_first=batch_first)
+        padding = torch.zeros(3, 5, dtype=torch.bool)
+        padding[1, -2:] = True
+        self.register_buffer("padding", padding)
 
+    def forward(self, x):
+        out, weights = self.attn(x, x, x, key_padding_mask=self.padding, need_weights=self.need_weights)
+        return out if weights is None else out + weights.square().mean()
+
+
+@pytest.mark.parametrize(("need_weights", "batch_first", "dtype"), [
+    (False, False, torch.float32), (True, False, torch.float32),
+    (False, True, torch.float16), (True, True, torch.float16)])
+def test_multihead_attention_matches_eager(need_weights, batch_first, dtype):
     torch.manual_seed(0)
-    x = torch.randn(3, 5, 16)
-    export_training_graph(SelfAttention(), (x,), F.mse_loss, targets=(torch.randn(3, 5, 16),),
-                          dtype=torch.float16)
+    shape = (3, 5, 16) if batch_first else (5, 3, 16)
+    model = export_training_graph(SelfAttention(need_weights, batch_first), (torch.randn(*shape),), F.mse_loss,
+                                  targets=(torch.randn(*shape),), dtype=dtype)
+    # need_weights=True is PyTorch's explicit bmm/softmax path, False the SDPA call we decompose:
+    # one Softmax either way.
+    assert [n.op_type for n in model.graph.node].count("Softmax") == 1
 
 
 def test_direct_sdpa_float16_matches_eager():
@@ -208,7 +222,12 @@ def test_attention_dropout_in_train_mode_names_op_module_and_fix():
     for part in ("aten.scaled_dot_product_attention", "dropout_p=0.1", "module 0.self_attn (MultiheadAttention)",
                  "dropout=0.0"):
         assert part in message, (part, message)
-    # In eval mode the attention module passes dropout_p=0.0: the same module exports.
+    # The documented ways around: no attention dropout (the layer's nn.Dropouts stay: random, so
+    # no verification against eager), or eval mode (the attention module passes dropout_p=0.0).
+    model[0].self_attn.dropout = 0.0
+    graph = export_training_graph(model, (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),), verify=False)
+    assert "Softmax" in {n.op_type for n in graph.graph.node}
+    model[0].self_attn.dropout = 0.1
     export_training_graph(model.eval(), (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),))
 
 
