@@ -45,7 +45,7 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
-from ort_ops.training import attention, conv_backward
+from ort_ops.training import conv_backward
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
@@ -129,6 +129,8 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
     Returns the program and, per user output, ``None`` for the loss or the parameter name.
     """
     from torch.export.experimental import _export_forward_backward
+
+    from ort_ops.training import attention
 
     ep = attention.decompose(torch.export.export(wrapper, args, strict=False), _WRAPPED)  # SDPA -> math
     joint = _export_forward_backward(ep, joint_loss_index=0)
