@@ -4,8 +4,9 @@ torch 2.13's exporter has no translation for the backward of the fused attention
 that ``F.scaled_dot_product_attention`` dispatches to (``No ONNX function found for
 aten._scaled_dot_product_flash_attention_for_cpu_backward``), so neither SDPA nor
 ``nn.MultiheadAttention(need_weights=False)`` / ``nn.TransformerEncoderLayer`` (which call it)
-exported. :func:`decompose` rewrites every ``aten.scaled_dot_product_attention`` of the
-exported program into its math (:func:`scaled_dot_product_attention_math`) *before* the joint
+exported. :func:`decompose` replaces every ``aten.scaled_dot_product_attention`` node of the
+exported (training-IR) program by the aten ops of its math
+(:func:`scaled_dot_product_attention_math`, traced and inlined) *before* the joint
 forward/backward graph is made, so autograd differentiates MatMul / Softmax / Where and the
 exporter emits standard ONNX ops for forward and backward alike.
 
@@ -15,15 +16,17 @@ auxiliary outputs (logsumexp, RNG state) vary with device, dtype and torch versi
 need its own forward and backward translation, and a float mask that requires a gradient (a
 learned bias) would need one more; the decomposition is one function of the documented
 semantics, its backward is PyTorch's own autograd of ops the exporter already handles, and the
-graph is MatMul / Softmax that every execution provider runs.
+graph is plain MatMul / Softmax that any ONNX runtime runs. It is not bit-identical to eager
+(whose CPU kernel sums in blocks with an online softmax): the tests bound the difference by the
+float32 tolerance.
 
 The math (``L`` queries, ``S`` keys, ``E`` the query/key width):
 ``softmax(Q K^T * scale + M) V`` with ``scale = 1/sqrt(E)`` unless given; a boolean mask keeps
 the positions where it is True (``Where(M, logits, -inf)``), a float mask is added; ``is_causal``
 is the top-left lower-triangular ``[L, S]`` boolean mask; ``enable_gqa`` repeats each key/value
-head ``Hq / Hkv`` times (``repeat_interleave`` on the head axis). A row whose keys are all masked
-gives zeros (as PyTorch's CPU kernel does), with zero gradient. float16 / bfloat16 attention is
-computed in float32 and rounded once to the input dtype.
+head ``Hq / Hkv`` times (``repeat_interleave`` on the head axis). With an ``attn_mask``, a row
+whose keys are all masked gives zeros (as PyTorch's CPU kernel does), with zero gradient.
+float16 / bfloat16 attention is computed in float32 and rounded once to the input dtype.
 
 Not supported (a ``ValueError`` at export naming the op, the module path and the way around):
 ``dropout_p > 0`` (attention dropout in train mode: set the module's ``dropout=0.0`` or call SDPA
@@ -84,7 +87,8 @@ def scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout
         probs = torch.softmax(logits.masked_fill(empty, 0.0), -1).masked_fill(empty, 0.0)
     else:
         probs = torch.softmax(logits, -1)
-    return torch.matmul(probs, value).to(out_dtype)
+    out = torch.matmul(probs, value)
+    return out if out.dtype == out_dtype else out.to(out_dtype)
 
 
 def module_path(node: torch.fx.Node, root: str = "") -> str:
@@ -132,11 +136,63 @@ def check_supported(graph: torch.fx.Graph, root: str = "") -> list[torch.fx.Node
 
 
 def decompose(program: torch.export.ExportedProgram, root: str = "") -> torch.export.ExportedProgram:
-    """``program`` with every SDPA replaced by its math; unchanged (same object) without SDPA.
+    """``program`` with every SDPA node replaced, in place, by the aten ops of its math.
 
-    Raises ``ValueError`` (see :func:`check_supported`) for attention that cannot be exported;
-    ``root``: the attribute path of the user's module in ``program`` (left out of module paths).
+    The program stays a training-IR program (buffer mutations such as BatchNorm's running
+    statistics are untouched, which ``ExportedProgram.run_decompositions`` would functionalise
+    into extra outputs the joint-graph export then takes for the loss). Each SDPA's math is traced
+    on its static input shapes (:func:`torch.fx.experimental.proxy_tensor.make_fx`) and inlined,
+    the new nodes carrying the SDPA node's module stack. Raises ``ValueError`` (see
+    :func:`check_supported`) for attention that cannot be exported; ``root``: the attribute path of
+    the user's module in ``program`` (left out of module paths).
     """
-    if not check_supported(program.graph, root):
-        return program
-    return program.run_decompositions({SDPA: scaled_dot_product_attention_math})
+    nodes = check_supported(program.graph, root)
+    for node in nodes:
+        _inline_math(program.graph, node)
+    if nodes:
+        program.graph.lint()
+        program.graph_module.recompile()
+    return program
+
+
+_SDPA_ARGS = tuple(a.name for a in SDPA._schema.arguments)
+_KEPT_META = ("nn_module_stack", "stack_trace", "source_fn_stack", "torch_fn", "from_node")
+
+
+def _inline_math(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Replace SDPA ``node`` by the traced :func:`scaled_dot_product_attention_math` graph."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    bound = {**dict(zip(_SDPA_ARGS, node.args)), **node.kwargs}
+    tensors = {k: v for k, v in bound.items() if isinstance(v, torch.fx.Node)}
+    constants = {k: v for k, v in bound.items() if k not in tensors}
+    names = list(tensors)
+
+    def math_of(*values):
+        return scaled_dot_product_attention_math(**dict(zip(names, values)), **constants)
+
+    examples = []
+    for name, arg in tensors.items():
+        val = arg.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not all(isinstance(d, int) for d in val.shape):
+            raise ValueError(f"scaled_dot_product_attention: {name} needs a static shape, got "
+                             f"{getattr(val, 'shape', None)}; export with static input shapes")
+        examples.append(torch.zeros(tuple(val.shape), dtype=val.dtype))
+    traced = make_fx(math_of, pre_dispatch=True)(*examples)
+    env = dict(zip([n for n in traced.graph.nodes if n.op == "placeholder"], tensors.values()))
+    result = None
+    with graph.inserting_before(node):
+        for sub in traced.graph.nodes:
+            if sub.op == "placeholder":
+                continue
+            if sub.op == "output":
+                (result,) = torch.fx.node.map_arg(sub.args, lambda n: env[n])
+                continue
+            if sub.op != "call_function":
+                raise AssertionError(f"traced attention math has a {sub.op} node ({sub.name}): "
+                                     "expected aten calls only")
+            new = graph.node_copy(sub, lambda n: env[n])
+            new.meta = {key: node.meta[key] for key in _KEPT_META if key in node.meta}
+            env[sub] = new
+    node.replace_all_uses_with(result)
+    graph.erase_node(node)

@@ -15,6 +15,7 @@ from torch import nn
 
 from ort_ops.tolerances import check, tolerance_of
 from ort_ops.training import attention, export_training_graph
+from ort_ops.training.export import _quiet_exporter
 
 N, H, L, S, E = 2, 4, 5, 7, 8
 
@@ -205,9 +206,41 @@ def test_direct_sdpa_float16_matches_eager():
             dtype=torch.float16)
 
 
+def test_decomposition_keeps_buffer_mutations_and_module_paths():
+    """The program stays training IR: a train-mode BatchNorm's running-statistics updates stay
+    buffer mutations of the joint graph (run_decompositions would make them outputs that the
+    joint export mistakes for the loss), and the math's nodes carry the attention's module."""
+    from torch.export.experimental import _export_forward_backward
+    from torch.export.graph_signature import OutputKind
+
+    class NormThenAttend(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(5)
+            self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+
+        def forward(self, x):
+            x = self.norm(x)
+            return self.attn(x, x, x, need_weights=False)[0].square().mean()
+
+    torch.manual_seed(0)
+    with _quiet_exporter():
+        program = torch.export.export(NormThenAttend(), (torch.randn(3, 5, 16),), strict=False)
+        assert attention.decompose(program) is program
+        joint = _export_forward_backward(program)
+    targets = {n.target for n in program.graph.nodes}
+    assert attention.SDPA not in targets and torch.ops.aten.softmax.int in targets
+    softmax = next(n for n in program.graph.nodes if n.target == torch.ops.aten.softmax.int)
+    assert attention.module_path(softmax) == "attn (MultiheadAttention)"
+    kinds = [s.kind for s in joint.graph_signature.output_specs]
+    assert kinds.count(OutputKind.BUFFER_MUTATION) == 3 and kinds.count(OutputKind.LOSS_OUTPUT) == 1
+
+
 def test_program_without_attention_is_left_alone():
     program = torch.export.export(nn.Linear(3, 2), (torch.randn(1, 3),), strict=False)
+    before = [(n.op, n.target) for n in program.graph.nodes]
     assert attention.decompose(program) is program
+    assert [(n.op, n.target) for n in program.graph.nodes] == before
 
 
 # -- what cannot be exported: errors naming the op, the module path and the way around ------

@@ -73,8 +73,9 @@ def _torch_train(setup, make_opt, batches):
     return {n: to_numpy(p) for n, p in module.named_parameters()}, losses
 
 
-@pytest.mark.parametrize("kind", ["unfused", "fused"])
-@pytest.mark.parametrize("opt_name", list(OPTIMIZERS))
+# The fused graph with both optimizers; the unfused one (the export as it is) with SGD.
+@pytest.mark.parametrize(("kind", "opt_name"), [("fused", "sgd-momentum"), ("fused", "adam"),
+                                                ("unfused", "sgd-momentum")])
 def test_twenty_steps_match_pytorch(setup_graphs, kind, opt_name):
     setup, unfused, fused, _ = setup_graphs
     make_ours, make_torch = OPTIMIZERS[opt_name]
