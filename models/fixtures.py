@@ -127,7 +127,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", nargs="?", default=str(FIXTURE_DIR))
     parser.add_argument("--only", nargs="*", choices=sorted(BY_NAME), help="fixtures to rebuild")
+    parser.add_argument("--user-setups", nargs="*", metavar="SETUP",
+                        help="rebuild the users' setups' fixtures instead (models/user_setup_fixtures.py): "
+                             "the named ones, or all")
     args = parser.parse_args(argv)
+    if args.user_setups is not None:
+        from models import user_setup_fixtures
+        from models.user_setups import BY_NAME as SETUPS
+
+        unknown = sorted(set(args.user_setups) - set(SETUPS))
+        if unknown:
+            parser.error(f"unknown setups {unknown}; known: {sorted(SETUPS)}")
+        for name in args.user_setups or sorted(SETUPS):
+            out = user_setup_fixtures.write(name)
+            print(f"{out}  {out.stat().st_size} bytes")
+        return 0
     for fx in FIXTURES:
         if args.only and fx.name not in args.only:
             continue

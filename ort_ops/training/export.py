@@ -265,6 +265,11 @@ def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimiz
 _EXPORTER_NOISE = (r"`isinstance\(treespec, LeafSpec\)` is deprecated",
                    r".*_export_forward_backward.*", r".*export_for_training.*deprecated")
 _EXPORTER_LOGGERS = ("torch.onnx._internal.exporter._registration",)
+# nn.RNN/GRU/LSTM re-assign their own ``_flat_weights`` list while being traced (PyTorch's
+# internals, not the user's code): a UserWarning on every recurrent model. Other tensor
+# attributes assigned during export (a user's own state outside buffers) still warn.
+_RNN_FLAT_WEIGHTS_NOISE = (r"The tensor attributes? (self\.[\w.]*_flat_weights\[\d+\](, )?)+ (was|were) "
+                           r"assigned during export")
 
 
 @contextlib.contextmanager
@@ -276,6 +281,7 @@ def _quiet_exporter():
         for message in _EXPORTER_NOISE:
             warnings.filterwarnings("ignore", message=message, category=FutureWarning)
             warnings.filterwarnings("ignore", message=message, category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=_RNN_FLAT_WEIGHTS_NOISE, category=UserWarning)
         for lg in loggers:
             lg.setLevel(logging.ERROR)
         try:

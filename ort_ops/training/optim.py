@@ -14,9 +14,13 @@ comes in two forms:
   Adam also keeps a second float64 state ``adam.bias`` and derives from both, once per step for
   every parameter, the float32 ``cann_scalars`` its CANN kernel hands ApplyAdamW (bias corrections
   formed in float64, :func:`ort_ops.ops.adam_update.cann_scalars`); its CPU kernel only checks them.
-- **unfused** (float64 parameters, or ``fused=False``): ~8 elementwise ONNX ops per parameter,
-  and a few scalars that depend on the step count (:meth:`Optimizer.step_scalars`) as inputs
-  fed every step, computed in Python double precision exactly where PyTorch computes them.
+- **unfused** (float16 and float64 parameters, or ``fused=False``): ~8 elementwise ONNX ops per
+  parameter, and a few scalars that depend on the step count (:meth:`Optimizer.step_scalars`) as
+  inputs fed every step, computed in Python double precision exactly where PyTorch computes them.
+  The graph's arithmetic is in the parameters' dtype: in float16 every op rounds, where
+  torch.optim's fused ``add_(x, alpha=a)`` rounds ``p + a * x`` once, so a float16 step is within
+  a float16 ulp or two of PyTorch's, not equal; hyperparameters that round to 0 in float16 (Adam's
+  default ``eps = 1e-8``) are refused (:meth:`Optimizer.check_dtype`).
 
 The fused ops compute what the unfused graph computes, bit for bit on the CPU EP (their kernels
 follow its operation order; ``docs/ops/SGDUpdate.md``, ``docs/ops/AdamUpdate.md``).
@@ -45,7 +49,8 @@ from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from ort_ops.ops.adam_update import attribute_double, compensations
 from ort_ops.training.interface import grad_name
 
-_NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+_NP_TO_ONNX = {np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.float32): TensorProto.FLOAT,
+               np.dtype(np.float64): TensorProto.DOUBLE}
 
 MAX_STEPS = 2**53  # the largest step count: integers up to it are exact in float64 (beta ** step)
 
@@ -194,7 +199,7 @@ class Optimizer:
         for float32, see :meth:`fuses`) or unfused (see the module docstring)."""
         dtype = np.dtype(dtype)
         if dtype not in _NP_TO_ONNX:
-            raise ValueError(f"optimizer parameters must be float32 or float64, got {dtype}")
+            raise ValueError(f"optimizer parameters must be float16, float32 or float64, got {dtype}")
         if fused is None:
             fused = self.fuses(dtype)
         self.check_dtype(dtype)

@@ -142,8 +142,8 @@ def check_training_graph(model: onnx.ModelProto, params: Mapping[str, np.ndarray
         if array.dtype != want:
             raise ValueError(f"parameter {name!r}: the training graph expects dtype {want}, "
                              f"the initial value has dtype {array.dtype}")
-        if array.dtype not in (np.float32, np.float64):
-            raise ValueError(f"parameter {name!r}: only float32/float64 parameters can be trained, "
+        if array.dtype not in (np.float16, np.float32, np.float64):
+            raise ValueError(f"parameter {name!r}: only float16/float32/float64 parameters can be trained, "
                              f"got {array.dtype}")
         grad = GRAD_PREFIX + name
         if grad not in outputs:
