@@ -29,10 +29,15 @@ RTOL = 1e-5
 # ~1e-3 over 20 steps on every setup here
 FLOAT16_TOLERANCE = 5e-3
 
-OPTIMIZERS = {
-    "sgd": (SGD(lr=0.05, momentum=0.9), lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9)),
-    "adam": (Adam(lr=1e-2), lambda p: torch.optim.Adam(p, lr=1e-2)),
-}
+def optimizers(setup: Setup, name: str):
+    """(ours, PyTorch's factory) for optimizer ``name``, with the setup's hyperparameters."""
+    if name == "sgd":
+        return SGD(lr=0.05, momentum=0.9), lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9)
+    eps = setup.adam_eps
+    return Adam(lr=1e-2, eps=eps), lambda p: torch.optim.Adam(p, lr=1e-2, eps=eps)
+
+
+OPTIMIZERS = ("sgd", "adam")
 
 
 def _cast(batch, dtype):
@@ -112,7 +117,7 @@ def test_setup_exports_and_fuses_its_elu_backward(exported, setup):
 @pytest.mark.parametrize("opt_name", OPTIMIZERS)
 @pytest.mark.parametrize("setup", SETUPS, ids=lambda s: s.name)
 def test_training_matches_pytorch(exported, setup, opt_name):
-    ours, theirs = OPTIMIZERS[opt_name]
+    ours, theirs = optimizers(setup, opt_name)
     _, fused, params = exported(setup)
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float32))
@@ -121,7 +126,7 @@ def test_training_matches_pytorch(exported, setup, opt_name):
 
 @pytest.mark.parametrize("setup", [s for s in SETUPS if s.float16], ids=lambda s: s.name)
 def test_float16_training_matches_pytorch(exported, setup):
-    ours, theirs = OPTIMIZERS["sgd"]
+    ours, theirs = optimizers(setup, "sgd")
     _, fused, params = exported(setup, torch.float16)
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float16))
