@@ -286,7 +286,8 @@ class Op:
                 raise DeclarationError(self._error(f"attributes[{i}]", f"must be an Attribute(...), got {a!r}"))
             label = f"attributes[{i}] ({a['name']})"
             if not isinstance(a["name"], str) or not a["name"].isidentifier() or a["name"] in seen:
-                raise DeclarationError(self._error(f"attributes[{i}].name", f"{a['name']!r} is not a unique identifier"))
+                raise DeclarationError(self._error(f"attributes[{i}].name",
+                                                   f"{a['name']!r} is not a unique identifier"))
             seen.add(a["name"])
             if a["kind"] not in KINDS:
                 raise DeclarationError(self._error(f"{label}.kind", f"{a['kind']!r} is not one of {', '.join(KINDS)}"))
@@ -379,8 +380,8 @@ def header(op: Op) -> str:
         "  // Rejects the probed undeclared attributes (common/attribute_check.h), then reads each",
         "  // declared one, its default when absent: errors name the op and the attribute.",
         "  static OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {",
-        f"    ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {{{names(a['name'] for a in op.attributes)}}},",
-        f"                                                      {{{names(op.foreign)}}}));",
+        "    ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(",
+        f"        info, kName, {{{names(a['name'] for a in op.attributes)}}}, {{{names(op.foreign)}}}));",
     ]
     for a in op.attributes:
         reader = KINDS[a["kind"]][1]

@@ -20,15 +20,15 @@
 #error "ORTOPS_DOMAIN, ORTOPS_CANN_DOMAIN and ORTOPS_OPSET_VERSION come from ort_ops/domain.py through CMake"
 #endif
 
-#define ORTOPS_OP_KERNELS(op, ep)         \
-  namespace ortops::op {                  \
-  void Register##ep(OpList& list);        \
+#define ORTOPS_OP_KERNELS(op, ep)  \
+  namespace ortops::op {           \
+  void Register##ep(OpList& list); \
   }
 #include "op_list.inc"
 #undef ORTOPS_OP_KERNELS
-#define ORTOPS_PLACED(file)                 \
-  namespace ortops::placed::file {          \
-  void RegisterCann(OpList& list);          \
+#define ORTOPS_PLACED(file)        \
+  namespace ortops::placed::file { \
+  void RegisterCann(OpList& list); \
   }
 #include "placed_list.inc"
 #undef ORTOPS_PLACED
@@ -220,13 +220,13 @@ extern "C" __attribute__((visibility("default"))) const char* OrtOpsRegisteredKe
 extern "C" __attribute__((visibility("default"))) const char* OrtOpsDeclarations() {
   static thread_local std::string text;
   text.clear();
-#define ORTOPS_DECLARED_OP(op)                                                                          \
-  {                                                                                                      \
-    using D = ortops::op::Declaration;                                                                   \
-    const std::string attributes = D::AttributesText();                                                 \
-    text += std::string(D::kName) + " " + ortops::DeclaredIoText<D>() + " " +                            \
-            (attributes.empty() ? std::string("-") : attributes) + " " +                                 \
-            (D::kOnCpu ? (D::kOnCann ? "CPU,CANN" : "CPU") : (D::kOnCann ? "CANN" : "-")) + "\n";        \
+#define ORTOPS_DECLARED_OP(op)                                                                    \
+  {                                                                                               \
+    using D = ortops::op::Declaration;                                                            \
+    const std::string attributes = D::AttributesText();                                           \
+    text += std::string(D::kName) + " " + ortops::DeclaredIoText<D>() + " " +                     \
+            (attributes.empty() ? std::string("-") : attributes) + " " +                          \
+            (D::kOnCpu ? (D::kOnCann ? "CPU,CANN" : "CPU") : (D::kOnCann ? "CANN" : "-")) + "\n"; \
   }
 #include "op_declarations.inc"
 #undef ORTOPS_DECLARED_OP

@@ -47,7 +47,7 @@ def io_text(op, tensors) -> str:
 
 def parse_value(kind: str, text: str):
     """A value OrtOpsDeclarations() printed (floats: the shortest text of a float32)."""
-    f32 = lambda v: float(np.float32(v))  # noqa: E731
+    f32 = lambda v: float(np.float32(v))
     if kind in ("ints", "floats"):
         items = [] if text == "" else text.split(";")
         return [int(v) for v in items] if kind == "ints" else [f32(v) for v in items]
@@ -135,7 +135,8 @@ MALFORMED = [
     ("softmax_cross_entropy_loss_and_grad", 'type="int64"', 'type="long"',
      "ort_ops/ops/softmax_cross_entropy_loss_and_grad.py:",
      "op SoftmaxCrossEntropyLossAndGrad: field 'inputs[1] (target).type': 'long' is neither 'T' nor a dtype"),
-    ("adam_update", '    reference=adam_update,\n', '    reference=adam_update,\n    providers=("CPUExecutionProvider",),\n',
+    ("adam_update", '    reference=adam_update,\n',
+     '    reference=adam_update,\n    providers=("CPUExecutionProvider",),\n',
      "ort_ops/ops/adam_update.py:",
      "op AdamUpdate: field 'providers' does not declare CANNExecutionProvider, but ort_ops/csrc/ops/adam_update/ "
      "has a cann_*.cc kernel file"),
@@ -166,3 +167,24 @@ def test_a_kernel_folder_without_a_declaration_is_a_build_error(tmp_path):
     result = generate(root, tmp_path / "out")
     assert result.returncode == 1
     assert "ort_ops/csrc/ops/foo_grad/ has kernels but ort_ops/ops/foo_grad.py declares no OP" in result.stderr
+
+
+def test_host_and_fixed_types_reach_the_generated_io_specs(tmp_path):
+    """No op has a host-memory input yet: a declared one becomes an on_cpu IoSpec; an output cannot be one."""
+    root = source_copy(tmp_path)
+    path = root / "ort_ops" / "ops" / "sgd_update.py"
+    text = path.read_text()
+    anchor = 'first step, [lr, momentum, 1 - dampening] afterwards", type="float32")'
+    assert text.count(anchor) == 1
+    path.write_text(text.replace(anchor, anchor[:-1] + ", host=True)"))
+    result = generate(root, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    header = (tmp_path / "out" / "declared" / "sgd_update.h").read_text()
+    assert ("return {IoSpec{t, false, false}, IoSpec{t, false, false}, IoSpec{t, true, false}, "
+            "IoSpec{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, true}};") in header
+    text = path.read_text().replace('Tensor("new_param", "the updated parameter")',
+                                    'Tensor("new_param", "the updated parameter", host=True)')
+    path.write_text(text)
+    result = generate(root, tmp_path / "out2")
+    assert result.returncode == 1
+    assert "op SGDUpdate: field 'outputs': new_param: host memory is for inputs only" in result.stderr
