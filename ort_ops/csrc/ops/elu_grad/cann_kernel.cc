@@ -194,6 +194,6 @@ struct CannKernel {
 
 }  // namespace
 
-void RegisterCann(OpList& list) { list.AddDeclared<Def, CannKernel>(); }
+void RegisterCann(OpList& list) { list.AddDeclared<Declaration, CannKernel>(); }
 
 }  // namespace ortops::elu_grad

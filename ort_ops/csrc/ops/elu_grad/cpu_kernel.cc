@@ -79,6 +79,6 @@ struct CpuKernel {
 
 }  // namespace
 
-void RegisterCpu(OpList& list) { list.AddDeclared<Def, CpuKernel>(); }
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::elu_grad
