@@ -1,15 +1,18 @@
 // The library's entry point: the "ai.ortops" domain holding every kernel of every EP of the
 // library's own ops, and the "ai.ortops.cann" domain of standard ONNX ops placed on the CANN EP.
 //
-// The ops are listed once, in the build's generated lists: op_list.inc (one line per folder of
-// ort_ops/csrc/ops/, with the EPs it has kernels for; each folder provides
-// ortops::<folder>::CpuOps() / CannOps()) and placed_list.inc (one line per file of
-// ort_ops/csrc/placed/, each providing ortops::placed::<file>::Ops()).
+// Every kernel file registers through one idiom (common/declared_op.h): it defines
+// `void Register<Ep>(OpList& list)` in its namespace, adding its ops. The calls are listed once,
+// in the build's generated lists: op_list.inc (one line per op of ort_ops/ops/ and provider its
+// declaration names: ortops::<op>::RegisterCpu / RegisterCann) and placed_list.inc (one line per
+// file of ort_ops/csrc/placed/: ortops::placed::<file>::RegisterCann).
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/declared_op.h"
+#include "common/op_declaration.h"
 #include "common/ort_api.h"
 #include "op_includes.inc"
 
@@ -17,9 +20,15 @@
 #error "ORTOPS_DOMAIN, ORTOPS_CANN_DOMAIN and ORTOPS_OPSET_VERSION come from ort_ops/domain.py through CMake"
 #endif
 
-#define ORTOPS_PLACED(file)               \
-  namespace ortops::placed::file {        \
-  const std::vector<OrtCustomOp*>& Ops(); \
+#define ORTOPS_OP_KERNELS(op, ep)  \
+  namespace ortops::op {           \
+  void Register##ep(OpList& list); \
+  }
+#include "op_list.inc"
+#undef ORTOPS_OP_KERNELS
+#define ORTOPS_PLACED(file)        \
+  namespace ortops::placed::file { \
+  void RegisterCann(OpList& list); \
   }
 #include "placed_list.inc"
 #undef ORTOPS_PLACED
@@ -38,19 +47,22 @@ struct DomainOps {
 const std::vector<DomainOps>& AllDomains() {
   static const std::vector<DomainOps>* domains = [] {
     auto* made = new std::vector<DomainOps>{{ORTOPS_DOMAIN, {}}, {ORTOPS_CANN_DOMAIN, {}}};
-    auto add = [](std::vector<OrtCustomOp*>& to, const std::vector<OrtCustomOp*>& list) {
-      to.insert(to.end(), list.begin(), list.end());
+    // Runs one kernel file's Register<Ep> on a list of `ep` and appends its ops to `to`.
+    auto add = [](std::vector<OrtCustomOp*>& to, const char* ep, void (*register_ops)(OpList&)) {
+      OpList list(ep);
+      register_ops(list);
+      to.insert(to.end(), list.ops().begin(), list.ops().end());
     };
     std::vector<OrtCustomOp*>& own = (*made)[0].ops;
     std::vector<OrtCustomOp*>& placed = (*made)[1].ops;
-#define ORTOPS_CPU_OP(folder) add(own, folder::CpuOps());
-#define ORTOPS_CANN_OP(folder) add(own, folder::CannOps());
+    (void)add;
+#define ORTOPS_OP_KERNELS(op, ep) add(own, k##ep##Provider, op::Register##ep);
 #include "op_list.inc"
-#undef ORTOPS_CPU_OP
-#undef ORTOPS_CANN_OP
-#define ORTOPS_PLACED(file) add(placed, placed::file::Ops());
+#undef ORTOPS_OP_KERNELS
+#define ORTOPS_PLACED(file) add(placed, kCannProvider, placed::file::RegisterCann);
 #include "placed_list.inc"
 #undef ORTOPS_PLACED
+    (void)own;
     (void)placed;
     return made;
   }();
@@ -196,6 +208,28 @@ extern "C" __attribute__((visibility("default"))) const char* OrtOpsRegisteredKe
   for (const ortops::DomainOps& d : ortops::AllDomains()) {
     for (const OrtCustomOp* op : d.ops) text += ortops::OpKey(d.name, op) + "\n";
   }
+  return text.c_str();
+}
+
+// The library's own ops as their generated declarations say (build dir: declared/<op>.h from
+// ort_ops/ops/<op>.py), one line each: "<op> <inputs> <outputs> <attributes> <providers>".
+// Inputs and outputs: comma-separated "name[?][@host]:type" (? optional, @host in CPU memory;
+// type "T" or an ONNX element type code); attributes "name:kind=default" (lists ';'-separated),
+// "-" for none; providers "CPU,CANN" as declared (whether or not this build has the CANN kernels).
+// For tests/ops/test_declarations.py (the generated C++ must say what the OpDef says).
+extern "C" __attribute__((visibility("default"))) const char* OrtOpsDeclarations() {
+  static thread_local std::string text;
+  text.clear();
+#define ORTOPS_DECLARED_OP(op)                                                                    \
+  {                                                                                               \
+    using D = ortops::op::Declaration;                                                            \
+    const std::string attributes = D::AttributesText();                                           \
+    text += std::string(D::kName) + " " + ortops::DeclaredIoText<D>() + " " +                     \
+            (attributes.empty() ? std::string("-") : attributes) + " " +                          \
+            (D::kOnCpu ? (D::kOnCann ? "CPU,CANN" : "CPU") : (D::kOnCann ? "CANN" : "-")) + "\n"; \
+  }
+#include "op_declarations.inc"
+#undef ORTOPS_DECLARED_OP
   return text.c_str();
 }
 

@@ -189,6 +189,9 @@ OP = OpDef(
                 Attribute("eps", 1e-8, "added to the bias-corrected root of the second moment"),
                 Attribute("weight_decay", 0.0, "L2 penalty added to the gradient (Adam, not AdamW)")),
     reference=adam_update,
+    # torch.optim.Adam's arguments this op does not take (lr is in the scalars)
+    foreign_attributes=("lr", "betas", "amsgrad", "maximize", "foreach", "capturable", "differentiable", "fused",
+                        "decoupled_weight_decay"),
     dtypes=("float32",),
     shape=shape_rule,
     sample_inputs=sample_inputs,

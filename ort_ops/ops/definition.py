@@ -26,12 +26,14 @@ T = "T"
 class Tensor:
     """An input or output. ``type``: the name of one of the op's type constraints (``"T"``) or a
     fixed dtype name (``"float64"``, ``"int64"``). ``optional``: may be omitted (inputs) or
-    left unused (outputs)."""
+    left unused (outputs). ``host``: (inputs only) the kernels read it in CPU memory (shapes,
+    axes), so ORT keeps it on the host on every EP."""
 
     name: str
     doc: str
     type: str = T
     optional: bool = False
+    host: bool = False
 
 
 ATTRIBUTE_KINDS = ("float", "int", "string", "ints", "floats")
@@ -82,9 +84,16 @@ class OpDef:
     stands for an omitted optional input (in shapes and sample inputs) and for an optional output
     the node does not produce (in output shapes and the reference's results).
 
-    ``constraints``: type constraint name -> dtypes; ``dtypes`` are those of ``"T"``, the ones the
-    kernels are registered for (one kernel per dtype and EP). ``providers``: the execution
-    providers with a kernel.
+    ``dtypes``: the dtypes of ``"T"``, the ones the kernels are registered for (one kernel per
+    dtype and EP). ``providers``: the execution providers with a kernel. ``foreign_attributes``:
+    attribute names of the ops this one mirrors (e.g. ONNX MaxPool's ``dilations``) that the
+    kernels reject by name at session creation instead of ignoring them
+    (``ort_ops/csrc/common/attribute_check.h``).
+
+    This declaration is the only place these facts are written: the build generates the C++
+    registration and I/O specs from ``name``, ``inputs``, ``outputs``, ``attributes``, ``dtypes``,
+    ``providers`` and ``foreign_attributes`` (``scripts/gen_op_declarations.py``, which reads the
+    module with ``ast``: those fields must be literals or module constants, CONTRIBUTING.md).
     """
 
     name: str
@@ -103,6 +112,7 @@ class OpDef:
     summary: str = field(default="")
     # attribute sets the contract tests run the op with (besides the defaults)
     examples: tuple[dict, ...] = ()
+    foreign_attributes: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.shape != "elementwise" and not callable(self.shape):
@@ -112,6 +122,9 @@ class OpDef:
         for t in (*self.inputs, *self.outputs):
             if t.type != T and t.type not in _dtypes.TYPES:
                 raise ValueError(f"{self.name}: {t.name} has type {t.type!r}: neither 'T' nor a dtype name")
+        for t in self.outputs:
+            if t.host:
+                raise ValueError(f"{self.name}: output {t.name} is declared host: host memory is for inputs only")
 
     @property
     def elementwise(self) -> bool:

@@ -69,6 +69,8 @@ OP = OpDef(
     outputs=(Tensor("y", "dL/dX, same shape and dtype as grads"),),
     attributes=(Attribute("alpha", DEFAULT_ALPHA, "ELU alpha (the negative-side offset)"),),
     reference=elu_grad,
+    # CANN EluGradV2's attributes, which this op does not take
+    foreign_attributes=("scale", "input_scale", "is_result"),
     summary="ELU backward from the ELU output: y = activations < 0 ? (activations + alpha) * grads : grads",
     examples=({"alpha": 0.5}, {"alpha": 2.0}, {"alpha": 0.0}),
     doc="""\

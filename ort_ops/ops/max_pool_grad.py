@@ -154,6 +154,9 @@ OP = OpDef(
                   "padded positions take no part", kind="ints"),
     ),
     reference=max_pool_grad,
+    # ONNX MaxPool's and torch's pooling attributes this op does not implement (it would ignore them)
+    foreign_attributes=("auto_pad", "ceil_mode", "dilations", "storage_order", "kernel_size", "ksize", "stride",
+                        "padding", "dilation", "return_indices"),
     shape=max_pool_grad_shapes,
     sample_inputs=_sample_inputs,
     summary="2-D max pooling backward: dY routed to the first element of each window equal to Y",

@@ -113,6 +113,8 @@ OP = OpDef(
                 Attribute("weight_decay", 0.0, "L2 penalty added to the gradient"),
                 Attribute("nesterov", 0, "1: Nesterov momentum (needs momentum > 0 and dampening 0)", kind="int")),
     reference=sgd_update,
+    # torch.optim.SGD's arguments this op does not take (lr is scalars[0])
+    foreign_attributes=("lr", "maximize", "foreach", "differentiable", "fused"),
     dtypes=("float32",),
     shape=shape_rule,
     sample_inputs=sample_inputs,

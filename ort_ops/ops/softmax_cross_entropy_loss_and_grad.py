@@ -115,6 +115,8 @@ OP = OpDef(
         Attribute("reduction", "mean", "\"mean\" (over the rows not ignored) or \"sum\"", kind="string"),
     ),
     reference=softmax_cross_entropy_loss_and_grad,
+    # F.cross_entropy's and ONNX SoftmaxCrossEntropyLoss's arguments this op does not implement
+    foreign_attributes=("label_smoothing", "weight", "axis"),
     shape=shapes,
     sample_inputs=_sample_inputs,
     exact=False,

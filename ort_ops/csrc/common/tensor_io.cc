@@ -194,6 +194,23 @@ OrtStatusPtr ReadIntsAttribute(const OrtKernelInfo* info, const char* op, const 
   return Api().KernelInfoGetAttributeArray_int64(info, name, value->data(), &size);
 }
 
+OrtStatusPtr ReadFloatsAttribute(const OrtKernelInfo* info, const char* op, const char* name,
+                                 const std::vector<float>& fallback, std::vector<float>* value) {
+  size_t size = 0;
+  OrtStatusPtr status = Api().KernelInfoGetAttributeArray_float(info, name, nullptr, &size);
+  if (status != nullptr) {
+    std::string message;
+    if (Absent(status, &message)) {
+      *value = fallback;
+      return nullptr;
+    }
+    return MakeError(std::string(op) + ": attribute " + name + " must be a list of floats (" + message + ")");
+  }
+  value->assign(size, 0.0f);
+  if (size == 0) return nullptr;
+  return Api().KernelInfoGetAttributeArray_float(info, name, value->data(), &size);
+}
+
 OrtStatusPtr ReadStringAttribute(const OrtKernelInfo* info, const char* op, const char* name, const char* fallback,
                                  std::string* value) {
   size_t size = 0;

@@ -57,6 +57,8 @@ OrtStatusPtr ReadIntAttribute(const OrtKernelInfo* info, const char* op, const c
                               int64_t* value);
 OrtStatusPtr ReadIntsAttribute(const OrtKernelInfo* info, const char* op, const char* name,
                                const std::vector<int64_t>& fallback, std::vector<int64_t>* value);
+OrtStatusPtr ReadFloatsAttribute(const OrtKernelInfo* info, const char* op, const char* name,
+                                 const std::vector<float>& fallback, std::vector<float>* value);
 OrtStatusPtr ReadStringAttribute(const OrtKernelInfo* info, const char* op, const char* name, const char* fallback,
                                  std::string* value);
 

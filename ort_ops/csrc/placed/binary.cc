@@ -116,8 +116,9 @@ class WhereKernel : public PlacedKernel {
   }
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : kFloats) {
     for (const Mapping& m : kArithmetic) list.Add(m.onnx, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
     list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
@@ -134,14 +135,6 @@ OpList Build() {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64, kBool}) {
     list.Add("Where", {In(kBool), In(t), In(t)}, {In(t)}, Make<WhereKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::binary

@@ -52,21 +52,14 @@ class CastKernel : public PlacedKernel {
   ONNXTensorElementDataType to_;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (const Destination& d : kDestinations) {
     for (ONNXTensorElementDataType from : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
       list.Add(d.op, {In(from)}, {In(d.type)}, Make<CastKernel>);
     }
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::cast

@@ -111,17 +111,10 @@ class ConstantOfShapeKernel : public PlacedKernel {
   std::vector<unsigned char> value_;
 };
 
-OpList Build() {
-  OpList list;
-  for (const ValueType& v : kValueTypes) list.Add(v.op, {HostInts()}, {In(v.type)}, Make<ConstantOfShapeKernel>);
-  return list;
-}
-
 }  // namespace
 
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
+void RegisterCann(OpList& list) {
+  for (const ValueType& v : kValueTypes) list.Add(v.op, {HostInts()}, {In(v.type)}, Make<ConstantOfShapeKernel>);
 }
 
 }  // namespace ortops::placed::constant_of_shape

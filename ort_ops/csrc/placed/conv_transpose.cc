@@ -94,19 +94,12 @@ class ConvTransposeKernel : public PlacedKernel {
   int64_t group_ = 1;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     list.Add("ConvTranspose", {In(t), In(t), Optional(t)}, {In(t)}, Make<ConvTransposeKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::conv_transpose

@@ -95,22 +95,15 @@ class ScatterElementsKernel : public PlacedKernel {
   std::string reduction_;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
     for (ONNXTensorElementDataType i : {kI64, kI32}) {
       list.Add("GatherElements", {In(t), In(i)}, {In(t)}, Make<GatherElementsKernel>)
           .Add("ScatterElements", {In(t), In(i), In(t)}, {In(t)}, Make<ScatterElementsKernel>);
     }
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::gather_scatter

@@ -95,19 +95,12 @@ class GemmKernel : public PlacedKernel {
   int64_t trans_a_ = 0, trans_b_ = 0;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     list.Add("Gemm", {In(t), In(t), Optional(t)}, {In(t)}, Make<GemmKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::gemm

@@ -67,17 +67,10 @@ class MaxPoolKernel : public PlacedKernel {
   int64_t ceil_mode_ = 0;
 };
 
-OpList Build() {
-  OpList list;
-  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
-  return list;
-}
-
 }  // namespace
 
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
+void RegisterCann(OpList& list) {
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
 }
 
 }  // namespace ortops::placed::pool

@@ -64,19 +64,12 @@ class ReduceSumKernel : public PlacedKernel {
   int64_t keepdims_ = 1, noop_ = 0;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
     list.Add("ReduceSum", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceSumKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::reduce

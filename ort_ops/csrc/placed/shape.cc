@@ -145,8 +145,9 @@ class ShapeKernel : public PlacedKernel {
   int64_t axis_ = 1;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
     list.Add("Reshape", {In(t), HostInts()}, {In(t)}, Make<ShapeKernel, Kind::kReshape>)
         .Add("Squeeze", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ShapeKernel, Kind::kSqueeze>)
@@ -154,14 +155,6 @@ OpList Build() {
         .Add("Flatten", {In(t)}, {In(t)}, Make<ShapeKernel, Kind::kFlatten>)
         .Add("Identity", {In(t)}, {In(t)}, Make<ShapeKernel, Kind::kIdentity>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::shape

@@ -74,19 +74,12 @@ class SliceKernel : public PlacedKernel {
   }
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
     list.Add("Slice", {In(t), HostInts(), HostInts(), HostInts(true), HostInts(true)}, {In(t)}, Make<SliceKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::slice

@@ -35,19 +35,12 @@ class LogSoftmaxKernel : public PlacedKernel {
   int64_t axis_ = -1;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     list.Add("LogSoftmax", {In(t)}, {In(t)}, Make<LogSoftmaxKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::softmax

@@ -50,19 +50,12 @@ class TransposeKernel : public PlacedKernel {
   std::vector<int64_t> perm_;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
     list.Add("Transpose", {In(t)}, {In(t)}, Make<TransposeKernel>);
   }
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::transpose

@@ -65,8 +65,9 @@ class UnaryKernel : public PlacedKernel {
   float alpha_ = 1.0f;
 };
 
-OpList Build() {
-  OpList list;
+}  // namespace
+
+void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     for (const Mapping& m : kFloat) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
   }
@@ -74,14 +75,6 @@ OpList Build() {
     for (const Mapping& m : kInteger) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
   }
   for (const Mapping& m : kLogical) list.Add(m.onnx, {In(kBool)}, {In(kBool)}, Make<UnaryKernel>);
-  return list;
-}
-
-}  // namespace
-
-const std::vector<OrtCustomOp*>& Ops() {
-  static const OpList list = Build();
-  return list.ops();
 }
 
 }  // namespace ortops::placed::unary

@@ -1,5 +1,5 @@
-// AdamUpdate's definition for the kernels (ort_ops/ops/adam_update.py is the definition of record;
-// tests/ops/test_contract.py checks that the library registers what it says):
+// AdamUpdate for the kernels: ort_ops/ops/adam_update.py declares it (name, inputs and their types,
+// the optional cann_scalars, attributes and defaults, providers), the build generates `Declaration`:
 //   float64: step = -lr / (1 - beta1^(t-1) * beta1), bc2_sqrt = sqrt(1 - beta2^(t-1) * beta2)
 //   cann_scalars (optional input 5, float32): [lr*k1*sqrt(k2*bc2), beta1^(t-1), eps*sqrt(k2*bc2)], what
 //   the CANN kernel hands ApplyAdamW (Compensations below; the CPU kernel checks it)
@@ -12,14 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "common/attribute_check.h"
-#include "common/declared_op.h"
 #include "common/tensor_checks.h"
 #include "common/tensor_io.h"
+#include "declared/adam_update.h"
 
 namespace ortops::adam_update {
 
-constexpr const char* kName = "AdamUpdate";
+constexpr const char* kName = Declaration::kName;
 constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kF64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
 constexpr int64_t kScalars = 3;  // lr, beta1^(t-1), beta2^(t-1)
@@ -34,9 +33,9 @@ inline double AttributeDouble(float value) {
   return parsed;
 }
 
-struct Attributes {
-  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
-  double beta1_d = 0.9, beta2_d = 0.999;  // AttributeDouble of the betas
+// The declared attributes (beta1, beta2, eps, weight_decay) checked, and values derived from them.
+struct Attributes : Declaration::Attributes {
+  double beta1_d = 0.0, beta2_d = 0.0;  // AttributeDouble of the betas
 };
 
 // k1 = float32(1 - beta1) / (1 - float32(beta1)), k2 = (1 - float32(beta2)) / float32(1 - beta2):
@@ -57,14 +56,7 @@ constexpr double kCannScalarsFloor = 1.1754943508222875e-38;  // 2^-126
 
 // Reads the attributes and rejects what torch.optim.Adam rejects (the reference's check_attributes).
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
-  // torch.optim.Adam's arguments this op does not take (lr is in the scalars)
-  ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {"beta1", "beta2", "eps", "weight_decay"},
-                                                    {"lr", "betas", "amsgrad", "maximize", "foreach", "capturable",
-                                                     "differentiable", "fused", "decoupled_weight_decay"}));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta1", 0.9f, &a->beta1));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "beta2", 0.999f, &a->beta2));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "eps", 1e-8f, &a->eps));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "weight_decay", 0.0f, &a->weight_decay));
+  ORTOPS_RETURN_IF_ERROR(Declaration::ReadAttributes(info, a));
   const std::string op = kName;
   for (const auto& [name, beta] : {std::pair{"beta1", a->beta1}, std::pair{"beta2", a->beta2}}) {
     if (!(beta >= 0.0f && beta < 1.0f)) {
@@ -116,12 +108,5 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, Io* io) {
   ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_exp_avg));
   return AllocateOutput(context, 2, shape, &io->new_exp_avg_sq);
 }
-
-inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32}, {kF32}, {kF64}, {kF32, true}}; }
-inline std::vector<IoSpec> OutputSpecs() { return {{kF32}, {kF32}, {kF32}}; }
-
-// The registration lists (ort_ops/csrc/ops/CMakeLists: every op folder provides these).
-const std::vector<OrtCustomOp*>& CpuOps();
-const std::vector<OrtCustomOp*>& CannOps();
 
 }  // namespace ortops::adam_update

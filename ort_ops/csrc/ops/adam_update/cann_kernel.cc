@@ -123,10 +123,6 @@ class CannKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CannOps() {
-  static DeclaredOp op{kName, kCannProvider, InputSpecs(), OutputSpecs(), MakeKernel<CannKernel>};
-  static const std::vector<OrtCustomOp*> ops{&op};
-  return ops;
-}
+void RegisterCann(OpList& list) { list.AddDeclared<Declaration, CannKernel>(); }
 
 }  // namespace ortops::adam_update

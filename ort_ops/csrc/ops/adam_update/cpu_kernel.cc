@@ -106,10 +106,6 @@ class CpuKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CpuOps() {
-  static DeclaredOp op{kName, kCpuProvider, InputSpecs(), OutputSpecs(), MakeKernel<CpuKernel>};
-  static const std::vector<OrtCustomOp*> ops{&op};
-  return ops;
-}
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::adam_update

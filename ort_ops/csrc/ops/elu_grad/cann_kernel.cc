@@ -194,6 +194,6 @@ struct CannKernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CannOps() { return FloatOps<Def, CannKernel>(kCannProvider); }
+void RegisterCann(OpList& list) { list.AddDeclared<Declaration, CannKernel>(); }
 
 }  // namespace ortops::elu_grad

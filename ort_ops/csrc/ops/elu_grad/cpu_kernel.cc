@@ -79,6 +79,6 @@ struct CpuKernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CpuOps() { return FloatOps<Def, CpuKernel>(kCpuProvider); }
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::elu_grad

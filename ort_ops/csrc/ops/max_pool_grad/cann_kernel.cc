@@ -82,9 +82,6 @@ class CannKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CannOps() {
-  static const std::vector<OrtCustomOp*> ops = FloatVariants<CannKernel>(kCannProvider);
-  return ops;
-}
+void RegisterCann(OpList& list) { list.AddDeclared<Declaration, CannKernel>(); }
 
 }  // namespace ortops::max_pool_grad

@@ -83,9 +83,6 @@ class CpuKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CpuOps() {
-  static const std::vector<OrtCustomOp*> ops = FloatVariants<CpuKernel>(kCpuProvider);
-  return ops;
-}
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::max_pool_grad

@@ -1,5 +1,5 @@
-// MaxPoolGrad's definition for the kernels (ort_ops/ops/max_pool_grad.py is the definition of record;
-// tests/ops/test_contract.py checks that the library registers what it says):
+// MaxPoolGrad for the kernels: ort_ops/ops/max_pool_grad.py declares it (name, inputs, attributes
+// and defaults, dtypes, providers), the build generates `Declaration` from it:
 //   dX = each window's dY added (float32) to the window's first element equal to Y, rounded once to T.
 // The attribute and input checks both kernels share.
 #pragma once
@@ -8,19 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "common/attribute_check.h"
-#include "common/declared_op.h"
-#include "common/element_type.h"
-#include "common/op_base.h"
 #include "common/tensor_io.h"
+#include "declared/max_pool_grad.h"
 
 namespace ortops::max_pool_grad {
 
-constexpr const char* kName = "MaxPoolGrad";
+constexpr const char* kName = Declaration::kName;
 
+// The declared attributes checked and unpacked (ReadAttributes).
 struct Attributes {
-  int64_t kh = 2, kw = 2;                            // kernel_shape
-  int64_t sh = 1, sw = 1;                            // strides
+  int64_t kh = 0, kw = 0;                            // kernel_shape
+  int64_t sh = 0, sw = 0;                            // strides
   int64_t top = 0, left = 0, bottom = 0, right = 0;  // pads (ONNX order: begins, then ends)
 };
 
@@ -31,17 +29,13 @@ inline int64_t PooledSize(int64_t size, int64_t kernel, int64_t stride, int64_t 
   return span < kernel ? 0 : (span - kernel) / stride + 1;
 }
 
-// Reads kernel_shape, strides, pads; an error naming the attribute and its value.
+// Reads kernel_shape, strides, pads (Declaration::ReadAttributes); an error naming the attribute and its value.
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
-  // ONNX MaxPool's and torch's pooling attributes this op does not implement (it would ignore them)
-  ORTOPS_RETURN_IF_ERROR(
-      RejectUndeclaredAttributes(info, kName, {"kernel_shape", "strides", "pads"},
-                                 {"auto_pad", "ceil_mode", "dilations", "storage_order", "kernel_size", "ksize",
-                                  "stride", "padding", "dilation", "return_indices"}));
-  std::vector<int64_t> kernel, strides, pads;
-  ORTOPS_RETURN_IF_ERROR(ReadIntsAttribute(info, kName, "kernel_shape", {2, 2}, &kernel));
-  ORTOPS_RETURN_IF_ERROR(ReadIntsAttribute(info, kName, "strides", {1, 1}, &strides));
-  ORTOPS_RETURN_IF_ERROR(ReadIntsAttribute(info, kName, "pads", {0, 0, 0, 0}, &pads));
+  Declaration::Attributes declared;
+  ORTOPS_RETURN_IF_ERROR(Declaration::ReadAttributes(info, &declared));
+  const std::vector<int64_t>& kernel = declared.kernel_shape;
+  const std::vector<int64_t>& strides = declared.strides;
+  const std::vector<int64_t>& pads = declared.pads;
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1) {
     return MakeError(std::string(kName) + ": kernel_shape must be two positive ints, got " + ShapeText(kernel));
   }
@@ -95,19 +89,5 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, const Attributes& a, Ru
   run->wo = want[3];
   return nullptr;
 }
-
-// One DeclaredOp per float type for `execution_provider`, kernels K<T> built as K<T>(info, op, &status).
-template <template <typename> class K>
-std::vector<OrtCustomOp*> FloatVariants(const char* execution_provider) {
-  auto make = [execution_provider](ONNXTensorElementDataType t, KernelFactory factory) -> OrtCustomOp* {
-    return new DeclaredOp(kName, execution_provider, {IoSpec{t}, IoSpec{t}, IoSpec{t}}, {IoSpec{t}}, factory);
-  };
-  return {make(Float32::kOnnxType, MakeKernel<K<Float32>>), make(Float16::kOnnxType, MakeKernel<K<Float16>>),
-          make(BFloat16::kOnnxType, MakeKernel<K<BFloat16>>)};
-}
-
-// The registration lists (every op folder provides these).
-const std::vector<OrtCustomOp*>& CpuOps();
-const std::vector<OrtCustomOp*>& CannOps();
 
 }  // namespace ortops::max_pool_grad

@@ -1,5 +1,5 @@
-// SGDUpdate's definition for the kernels (ort_ops/ops/sgd_update.py is the definition of record;
-// tests/ops/test_contract.py checks that the library registers what it says):
+// SGDUpdate for the kernels: ort_ops/ops/sgd_update.py declares it (name, inputs and their types,
+// the optional buffer, attributes and defaults, providers), the build generates `Declaration` from it:
 //   g = grad (+ param * weight_decay); buf = momentum_buffer * scalars[1] + g * scalars[2];
 //   g = nesterov ? g + buf * momentum : buf; new_param = param + g * -scalars[0]
 #pragma once
@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "common/attribute_check.h"
-#include "common/declared_op.h"
 #include "common/tensor_checks.h"
 #include "common/tensor_io.h"
+#include "declared/sgd_update.h"
 
 namespace ortops::sgd_update {
 
-constexpr const char* kName = "SGDUpdate";
+constexpr const char* kName = Declaration::kName;
 constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr int64_t kScalars = 3;  // lr, momentum for this step, gradient scale for this step
 
+// The declared attributes checked (ReadAttributes).
 struct Attributes {
   float momentum = 0.0f;
   float dampening = 0.0f;
@@ -69,14 +69,12 @@ inline OrtStatusPtr CheckBufferIo(const OrtKernelInfo* info, const Attributes& a
 // Reads the attributes and rejects what torch.optim.SGD rejects (the reference's check_attributes),
 // then the optional buffer input and output against momentum (CheckBufferIo).
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
-  // torch.optim.SGD's arguments this op does not take (lr is scalars[0])
-  ORTOPS_RETURN_IF_ERROR(RejectUndeclaredAttributes(info, kName, {"momentum", "dampening", "weight_decay", "nesterov"},
-                                                    {"lr", "maximize", "foreach", "differentiable", "fused"}));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "momentum", 0.0f, &a->momentum));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "dampening", 0.0f, &a->dampening));
-  ORTOPS_RETURN_IF_ERROR(ReadFloatAttribute(info, kName, "weight_decay", 0.0f, &a->weight_decay));
-  int64_t nesterov = 0;
-  ORTOPS_RETURN_IF_ERROR(ReadIntAttribute(info, kName, "nesterov", 0, &nesterov));
+  Declaration::Attributes declared;
+  ORTOPS_RETURN_IF_ERROR(Declaration::ReadAttributes(info, &declared));
+  a->momentum = declared.momentum;
+  a->dampening = declared.dampening;
+  a->weight_decay = declared.weight_decay;
+  const int64_t nesterov = declared.nesterov;
   const std::string op = kName;
   if (!(a->momentum >= 0.0f)) return MakeError(op + ": momentum must be >= 0, got " + std::to_string(a->momentum));
   if (!(a->weight_decay >= 0.0f)) {
@@ -130,14 +128,5 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, const Attributes& a, Io
   if (with_momentum) ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_buffer));
   return nullptr;
 }
-
-// Inputs param, grad, momentum_buffer (optional), scalars; outputs new_param, new_momentum_buffer
-// (optional): all float32.
-inline std::vector<IoSpec> InputSpecs() { return {{kF32}, {kF32}, {kF32, true}, {kF32}}; }
-inline std::vector<IoSpec> OutputSpecs() { return {{kF32}, {kF32, true}}; }
-
-// The registration lists (ort_ops/csrc/ops/CMakeLists: every op folder provides these).
-const std::vector<OrtCustomOp*>& CpuOps();
-const std::vector<OrtCustomOp*>& CannOps();
 
 }  // namespace ortops::sgd_update

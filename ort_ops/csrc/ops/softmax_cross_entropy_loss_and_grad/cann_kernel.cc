@@ -394,9 +394,6 @@ class CannKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CannOps() {
-  static const std::vector<OrtCustomOp*> ops = FloatVariants<CannKernel>(kCannProvider);
-  return ops;
-}
+void RegisterCann(OpList& list) { list.AddDeclared<Declaration, CannKernel>(); }
 
 }  // namespace ortops::softmax_cross_entropy_loss_and_grad

@@ -102,9 +102,6 @@ class CpuKernel : public Kernel {
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CpuOps() {
-  static const std::vector<OrtCustomOp*> ops = FloatVariants<CpuKernel>(kCpuProvider);
-  return ops;
-}
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::softmax_cross_entropy_loss_and_grad

@@ -1,6 +1,6 @@
-// SoftmaxCrossEntropyLossAndGrad's definition for the kernels (ort_ops/ops/
-// softmax_cross_entropy_loss_and_grad.py is the definition of record; tests/ops/test_contract.py checks
-// that the library registers what it says):
+// SoftmaxCrossEntropyLossAndGrad for the kernels: ort_ops/ops/softmax_cross_entropy_loss_and_grad.py
+// declares it (name, inputs and their types, attributes and defaults, dtypes, providers), the build
+// generates `Declaration` from it:
 //   loss = sum over rows not ignored of -log_softmax(logits)[n, target[n]]  (/ their count: "mean")
 //   dlogits = w[n] * (softmax(logits) - one_hot(target)),  w[n] = dloss (/ count) or 0 (ignored row)
 // The attribute and input checks both kernels share.
@@ -10,28 +10,24 @@
 #include <string>
 #include <vector>
 
-#include "common/attribute_check.h"
-#include "common/declared_op.h"
-#include "common/element_type.h"
-#include "common/op_base.h"
 #include "common/tensor_io.h"
+#include "declared/softmax_cross_entropy_loss_and_grad.h"
 
 namespace ortops::softmax_cross_entropy_loss_and_grad {
 
-constexpr const char* kName = "SoftmaxCrossEntropyLossAndGrad";
+constexpr const char* kName = Declaration::kName;
 
+// The declared attributes checked (ReadAttributes).
 struct Attributes {
-  int64_t ignore_index = -100;
-  bool mean = true;  // reduction "mean" (else "sum")
+  int64_t ignore_index = 0;
+  bool mean = false;  // reduction "mean" (else "sum")
 };
 
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
-  // F.cross_entropy's and ONNX SoftmaxCrossEntropyLoss's arguments this op does not implement
-  ORTOPS_RETURN_IF_ERROR(
-      RejectUndeclaredAttributes(info, kName, {"ignore_index", "reduction"}, {"label_smoothing", "weight", "axis"}));
-  ORTOPS_RETURN_IF_ERROR(ReadIntAttribute(info, kName, "ignore_index", -100, &a->ignore_index));
-  std::string reduction;
-  ORTOPS_RETURN_IF_ERROR(ReadStringAttribute(info, kName, "reduction", "mean", &reduction));
+  Declaration::Attributes declared;
+  ORTOPS_RETURN_IF_ERROR(Declaration::ReadAttributes(info, &declared));
+  a->ignore_index = declared.ignore_index;
+  const std::string& reduction = declared.reduction;
   if (reduction != "mean" && reduction != "sum") {
     return MakeError(std::string(kName) + ": reduction must be \"mean\" or \"sum\", got \"" + reduction + "\"");
   }
@@ -81,21 +77,5 @@ inline OrtStatusPtr CountTargets(const int64_t* target, size_t n, int64_t c, int
   }
   return nullptr;
 }
-
-// One DeclaredOp per float type T for `execution_provider`: (T logits, int64 target, T dloss) -> (T, T).
-template <template <typename> class K>
-std::vector<OrtCustomOp*> FloatVariants(const char* execution_provider) {
-  auto make = [execution_provider](ONNXTensorElementDataType t, KernelFactory factory) -> OrtCustomOp* {
-    return new DeclaredOp(kName, execution_provider,
-                          {IoSpec{t}, IoSpec{ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}, IoSpec{t}}, {IoSpec{t}, IoSpec{t}},
-                          factory);
-  };
-  return {make(Float32::kOnnxType, MakeKernel<K<Float32>>), make(Float16::kOnnxType, MakeKernel<K<Float16>>),
-          make(BFloat16::kOnnxType, MakeKernel<K<BFloat16>>)};
-}
-
-// The registration lists (every op folder provides these).
-const std::vector<OrtCustomOp*>& CpuOps();
-const std::vector<OrtCustomOp*>& CannOps();
 
 }  // namespace ortops::softmax_cross_entropy_loss_and_grad

@@ -8,11 +8,6 @@
 
 namespace ortops::placed {
 
-OpList& OpList::Add(const char* name, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs, KernelFactory factory) {
-  ops_.push_back(new DeclaredOp(name, kCannProvider, std::move(inputs), std::move(outputs), factory));
-  return *this;
-}
-
 PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
                            std::initializer_list<const char*> acl_ops)
     : name_(op.GetName()) {

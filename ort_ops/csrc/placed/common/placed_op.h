@@ -33,16 +33,8 @@ constexpr ONNXTensorElementDataType kU8 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
 constexpr ONNXTensorElementDataType kU16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16;
 constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
 
-// Every op object lives for the process (sessions may outlive a registration call).
-class OpList {
- public:
-  // Adds a CANN op `name` with these inputs and outputs.
-  OpList& Add(const char* name, std::vector<IoSpec> inputs, std::vector<IoSpec> outputs, KernelFactory factory);
-  const std::vector<OrtCustomOp*>& ops() const { return ops_; }
-
- private:
-  std::vector<OrtCustomOp*> ops_;
-};
+// A file's ops register through `void RegisterCann(OpList& list)` (common/declared_op.h), one
+// list.Add(op type, inputs, outputs, factory) per combination of element types.
 
 inline IoSpec In(ONNXTensorElementDataType type) { return IoSpec{type, false, false}; }
 inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, true, false}; }
