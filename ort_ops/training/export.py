@@ -45,7 +45,7 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
-from ort_ops.training import conv_backward
+from ort_ops.training import translations
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
@@ -132,7 +132,7 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
 
     ep = torch.export.export(wrapper, args, strict=False)
     joint = _export_forward_backward(ep, joint_loss_index=0)
-    conv_backward.check_supported(joint.graph)
+    translations.check_supported(joint.graph, _WRAPPED)
     specs, kinds = [], []
     prefix = _WRAPPED + "."
     for spec in joint.graph_signature.output_specs:
@@ -247,7 +247,7 @@ def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimiz
             dynamo=True,
             optimize=False,
             verbose=False,
-            custom_translation_table=conv_backward.CUSTOM_TRANSLATION_TABLE,
+            custom_translation_table=translations.CUSTOM_TRANSLATION_TABLE,
         )
     except Exception as e:  # the exporter's errors are long reports: surface the cause
         raise ValueError(f"torch.onnx.export failed on the training graph: {_root_cause(e)}") from e

@@ -1,4 +1,4 @@
-"""The ONNX translation of aten.convolution_backward (ort_ops.training.conv_backward).
+"""The ONNX translation of aten.convolution_backward (ort_ops.training.translations.conv_backward).
 
 Two levels: the translation itself, evaluated op by op with onnxscript's eager evaluator
 (ORT) against ``torch.ops.aten.convolution_backward`` over a wide matrix of attributes, and
@@ -14,7 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from ort_ops.training import conv_backward, export_training_graph
+from ort_ops.training import export_training_graph
+from ort_ops.training.translations import conv_backward
 from ort_ops.training.verify import TOLERANCES, eager_loss_and_grads, feeds_for, run_ort, to_numpy
 
 GROUPS = ("1", "2", "depthwise")
