@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 from onnxscript import opset18 as op
 
-_LOW_PRECISION = ("FLOAT16", "BFLOAT16", "float16", "bfloat16")
+_LOW_PRECISION = ("float16", "bfloat16")  # computed in float32, rounded once
 _FLOAT = 1  # onnx.TensorProto.FLOAT
 
 
@@ -105,8 +105,8 @@ def _const(array: np.ndarray, like):
 
 
 def _is_low_precision(value) -> bool:
-    dtype = getattr(value, "dtype", None)
-    return any(str(dtype).endswith(name) for name in _LOW_PRECISION)
+    """float16 / bfloat16 (an onnx_ir DataType while traced, a NumPy dtype when run eagerly)."""
+    return getattr(getattr(value, "dtype", None), "name", "").lower() in _LOW_PRECISION
 
 
 def contract(t, shape: Sequence[int], matrices: Sequence[np.ndarray]):
