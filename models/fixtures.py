@@ -51,6 +51,8 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("mlp_elu_inplace_fp32", zoo.elu_mlp_inplace, "mlp", n_elu=2, inplace=True),
     Fixture("mlp_elu_fp16", zoo.elu_mlp, "mlp", n_elu=2, dtype=torch.float16),
     Fixture("cnn_elu_fp32", zoo.elu_cnn, "cnn", n_elu=2),
+    Fixture("cnn_avgpool_elu_fp32", zoo.elu_avgpool_cnn, "cnn", n_elu=2),
+    Fixture("cnn_adaptive_elu_fp32", zoo.elu_adaptive_cnn, "cnn", n_elu=1),
     Fixture("mlp_elu_fp32_infer", zoo.elu_mlp, "mlp", n_elu=2, inference=True),
     Fixture("cnn_elu_fp32_infer", zoo.elu_cnn, "cnn", n_elu=2, inference=True),
 )

@@ -123,16 +123,17 @@ def _check_loss(loss) -> None:
         raise ValueError(f"loss_fn must return a floating-point scalar, got dtype {loss.dtype}")
 
 
-def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list]:
+def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list, torch.fx.Graph]:
     """The joint graph with loss and gradients relabelled as (flat) user outputs.
 
-    Returns the program and, per user output, ``None`` for the loss or the parameter name.
+    Returns the program, per user output ``None`` for the loss or the parameter name, and the
+    forward graph it came from (its nodes know their modules; the joint graph's do not).
     """
     from torch.export.experimental import _export_forward_backward
 
     ep = torch.export.export(wrapper, args, strict=False)
     joint = _export_forward_backward(ep, joint_loss_index=0)
-    translations.check_supported(joint.graph, _WRAPPED)
+    translations.check_supported(joint.graph, _WRAPPED, forward=ep.graph)
     specs, kinds = [], []
     prefix = _WRAPPED + "."
     for spec in joint.graph_signature.output_specs:
@@ -150,7 +151,7 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
     for entry in joint.module_call_graph:
         if entry.fqn == "" and entry.signature is not None:
             entry.signature.out_spec = flat
-    return joint, kinds
+    return joint, kinds, ep.graph
 
 
 def export_training_graph(
@@ -234,7 +235,7 @@ def export_training_graph(
 
 def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize) -> onnx.ModelProto:
     """The joint forward/backward program of ``wrapper``, exported to ONNX and rewired."""
-    joint, kinds = _joint_program(wrapper, inputs + tgts)
+    joint, kinds, forward = _joint_program(wrapper, inputs + tgts)
     if sorted(n for n in kinds if n is not None) != sorted(params):
         raise AssertionError(f"joint graph gradients {kinds} do not match parameters {list(params)}")
     if kinds.count(None) != 1:
@@ -250,7 +251,9 @@ def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimiz
             custom_translation_table=translations.CUSTOM_TRANSLATION_TABLE,
         )
     except Exception as e:  # the exporter's errors are long reports: surface the cause
-        raise ValueError(f"torch.onnx.export failed on the training graph: {_root_cause(e)}") from e
+        cause = _root_cause(e)
+        raise ValueError(f"torch.onnx.export failed on the training graph: {cause}"
+                         f"{translations.untranslated_hint(cause, [joint.graph, forward], _WRAPPED)}") from e
     all_params = dict(mod.named_parameters())
     _rewire(program.model, names, kinds, list(params), list(all_params), optimize, program)
     model = program.model_proto

@@ -195,8 +195,6 @@ def _pooled(pool: nn.Module, nd: int) -> nn.Module:
 
 E2E = [
     ("AvgPool1d(3, 2, 1, ceil_mode)", lambda: nn.AvgPool1d(3, 2, 1, ceil_mode=True), 1, (11,)),
-    ("AvgPool1d(2, count_include_pad=False)", lambda: nn.AvgPool1d(2, padding=1, count_include_pad=False), 1, (9,)),
-    ("AvgPool2d(2)", lambda: nn.AvgPool2d(2), 2, (8, 8)),
     ("AvgPool2d(3, 2, 1, ceil, no pad count)", lambda: nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), 2, (9, 8)),
     ("AvgPool2d(3, 2, 1, divisor_override=4)", lambda: nn.AvgPool2d(3, 2, 1, divisor_override=4), 2, (9, 8)),
     ("AvgPool3d(2, 2, 1, ceil_mode)", lambda: nn.AvgPool3d(2, 2, 1, ceil_mode=True), 3, (5, 4, 5)),

@@ -14,6 +14,8 @@ evaluator in the tests); they need static shapes, the default of
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from ort_ops.training.translations import (
@@ -23,9 +25,9 @@ from ort_ops.training.translations import (
     avg_pool_backward,
     conv_backward,
 )
-from ort_ops.training.translations.nodes import module_path
+from ort_ops.training.translations.nodes import module_path, module_paths
 
-__all__ = ["CUSTOM_TRANSLATION_TABLE", "MODULES", "check_supported", "module_path"]
+__all__ = ["CUSTOM_TRANSLATION_TABLE", "MODULES", "check_supported", "module_path", "module_paths", "untranslated_hint"]
 
 #: every translation module, in no particular order (each op belongs to exactly one)
 MODULES = (conv_backward, avg_pool, avg_pool_backward, adaptive_avg_pool_backward, adaptive_avg_pool3d)
@@ -46,10 +48,29 @@ def _assemble(modules) -> dict:
 CUSTOM_TRANSLATION_TABLE = _assemble(MODULES)
 
 
-def check_supported(graph: torch.fx.Graph, root: str = "") -> None:
-    """Run every module's ``check_supported`` on the joint graph (``ValueError`` on the first
-    variant that cannot be exported)."""
+def check_supported(graph: torch.fx.Graph, root: str = "", forward: torch.fx.Graph | None = None) -> None:
+    """Run every module's ``check_supported(graph, root, forward)`` on the joint graph
+    (``ValueError`` on the first variant that cannot be exported); ``forward``: the graph the
+    joint one came from, whose nodes know their modules (for the message)."""
     for module in MODULES:
         check = getattr(module, "check_supported", None)
         if check is not None:
-            check(graph, root)
+            check(graph, root, forward)
+
+
+_NO_FUNCTION = re.compile(r"No ONNX function found for <OpOverload\(op='([\w.]+)', overload='(\w+)'\)>")
+
+
+def untranslated_hint(cause: str, graphs, root: str = "") -> str:
+    """For the exporter's ``No ONNX function found for <OpOverload(op='aten.x', ...)>``: the
+    modules whose nodes are that op and the ways around it ('' for any other message)."""
+    match = _NO_FUNCTION.search(cause)
+    if match is None:
+        return ""
+    name = f"{match.group(1)}.{match.group(2)}"
+    paths = module_paths(name, graphs, root)
+    where = f" (in module {', '.join(paths)})" if paths else ""
+    return (f"{where}. Neither torch's exporter nor ort_ops.training.translations translates {name}: replace "
+            "the module by one whose ops export (see docs/bring-your-own-model.md), freeze it "
+            "(requires_grad=False and no gradient through it), or add a translation module to "
+            "ort_ops.training.translations")

@@ -154,14 +154,17 @@ def unsupported_reason(*, transposed: bool = False) -> str:
     return "unsupported convolution_backward variant"
 
 
-def check_supported(graph: torch.fx.Graph, root: str = "") -> None:
-    """Raise ``ValueError`` naming the variant and its module if ``graph`` has a backward we cannot export."""
+def check_supported(graph: torch.fx.Graph, root: str = "", forward: torch.fx.Graph | None = None) -> None:
+    """Raise ``ValueError`` naming the variant and its module (from ``forward``, the graph the
+    joint ``graph`` came from) if ``graph`` has a backward we cannot export."""
     for node in graph.nodes:
         if node.op == "call_function" and node.target is CONVOLUTION_BACKWARD:
             transposed = node.args[7] if len(node.args) > 7 else node.kwargs.get("transposed")
             if transposed:
-                raise ValueError(f"{unsupported_reason(transposed=True)} (module {module_path(node, root)}, "
-                                 f"fx node {node.name!r})")
+                paths = [module_path(n, root) for n in (forward.nodes if forward is not None else ())
+                         if n.op == "call_function" and "conv_transpose" in str(n.target)]
+                where = f"module {', '.join(p for p in paths if p)}, " if any(paths) else ""
+                raise ValueError(f"{unsupported_reason(transposed=True)} ({where}fx node {node.name!r})")
 
 
 TRANSLATIONS = {CONVOLUTION_BACKWARD: convolution_backward}
