@@ -56,7 +56,10 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("mlp_elu_fp32_infer", zoo.elu_mlp, "mlp", n_elu=2, inference=True),
     Fixture("cnn_elu_fp32_infer", zoo.elu_cnn, "cnn", n_elu=2, inference=True),
 )
-BY_NAME = {f.name: f for f in FIXTURES}
+#: a training graph with dropout mask inputs (``dropout_mask.<k>``) for the CANN tests, in a folder
+#: of its own: the generic fixture tests feed every input random values, a mask needs the trainer's
+DROPOUT = Fixture("dropout/mlp_dropout_elu_fp32", zoo.elu_mlp_dropout, "mlp", n_elu=2)
+BY_NAME = {f.name: f for f in (*FIXTURES, DROPOUT)}
 
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -130,7 +133,7 @@ def main(argv=None) -> int:
     parser.add_argument("out_dir", nargs="?", default=str(FIXTURE_DIR))
     parser.add_argument("--only", nargs="*", choices=sorted(BY_NAME), help="fixtures to rebuild")
     args = parser.parse_args(argv)
-    for fx in FIXTURES:
+    for fx in (*FIXTURES, DROPOUT):
         if args.only and fx.name not in args.only:
             continue
         out = make(fx, args.out_dir)

@@ -120,3 +120,11 @@ def elu_adaptive_cnn(seed: int = 0) -> nn.Sequential:
     """conv (no padding, 8x8 -> 6x6) -> ELU -> AdaptiveAvgPool2d(4) (overlapping windows) -> linear."""
     return _seeded(lambda: nn.Sequential(
         nn.Conv2d(1, 8, 3), nn.ELU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(8 * 4 * 4, N_CLASSES)), seed)
+
+
+def elu_mlp_dropout(seed: int = 0) -> nn.Sequential:
+    """64 -> 32 -> 16 -> 10 with ELU and train-mode ``nn.Dropout(0.2)`` / ``nn.Dropout(0.1)``
+    after the hidden layers (exported with dropout mask inputs, ``ort_ops.training.dropout_masks``)."""
+    return _seeded(lambda: nn.Sequential(
+        nn.Linear(N_FEATURES, 32), nn.ELU(), nn.Dropout(0.2), nn.Linear(32, 16), nn.ELU(), nn.Dropout(0.1),
+        nn.Linear(16, N_CLASSES)), seed)

@@ -163,3 +163,17 @@ def test_replay_refuses_a_wrong_number_or_shape_of_masks():
     with pytest.raises(ValueError, match="3 dropout masks given, 2 used"):
         with DropoutMasks([np.ones((16, 16), bool)] * 3):
             module(x)
+
+
+def test_committed_dropout_fixture_is_current():
+    from models import fixtures
+    from ort_ops.training.verify import compare_with_eager
+
+    model = onnx.load(fixtures.path_of(fixtures.DROPOUT.name))
+    sites = mask_inputs.sites(model)
+    assert [(s.name, s.p, s.shape) for s in sites] == [("dropout_mask.0", 0.2, (8, 32)), ("dropout_mask.1", 0.1, (8, 16))]
+    assert [i.name for i in model.graph.input] == ["input", "target", "dropout_mask.0", "dropout_mask.1"]
+    module, inputs, targets = fixtures.load_case(fixtures.DROPOUT.name)
+    masks = [torch.from_numpy(m) for m in mask_inputs.mask_list(mask_inputs.draw(sites, 2, 9), sites)]
+    report = compare_with_eager(model, module, inputs, fixtures.loss_fn, targets, masks=masks)
+    assert report.ok, str(report)
