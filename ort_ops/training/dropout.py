@@ -2,8 +2,9 @@
 
 :class:`DropoutMasks` is a ``TorchFunctionMode`` that intercepts ``torch.nn.functional.dropout``
 (which ``nn.Dropout`` and the transformer layers call): in train mode with ``p > 0`` it returns
-``x * (mask * (1 / (1 - p)))`` -- ``native_dropout``'s formula and rounding (the scaled mask in
-x's dtype, 0 for ``p = 1``; its backward is ``dy`` times the same scaled mask), given the mask -- with the masks consumed in call order; ``p = 0`` and eval mode return ``x``
+``x * (mask * (1 / (1 - p)))`` -- ``native_dropout``'s formula and rounding (the scaled mask
+in x's dtype, 0 for ``p = 1``; its backward is ``dy`` times the same scaled mask), given the
+mask -- with the masks consumed in call order; ``p = 0`` and eval mode return ``x``
 unchanged, as PyTorch does. With ``masks=None`` it records the calls instead (and lets PyTorch
 draw). See :mod:`ort_ops.training.dropout_masks` for the design.
 

@@ -82,7 +82,8 @@ def sites(model: onnx.ModelProto) -> list[MaskSite]:
             raise ValueError(f"dropout mask {name!r}: p must be in (0, 1], got {p}")
         t = inputs[name].type.tensor_type
         if t.elem_type != onnx.TensorProto.BOOL:
-            raise ValueError(f"dropout mask {name!r} must be a bool input, is {onnx.TensorProto.DataType.Name(t.elem_type)}")
+            kind = onnx.TensorProto.DataType.Name(t.elem_type)
+            raise ValueError(f"dropout mask {name!r} must be a bool input, is {kind}")
         found.append(MaskSite(name, p, tuple(d.dim_value for d in t.shape.dim)))
     if sorted(s.name for s in found) != sorted(listed):
         raise ValueError(f"dropout mask inputs {listed} differ from the metadata's {[s.name for s in found]}")

@@ -171,7 +171,8 @@ def test_committed_dropout_fixture_is_current():
 
     model = onnx.load(fixtures.path_of(fixtures.DROPOUT.name))
     sites = mask_inputs.sites(model)
-    assert [(s.name, s.p, s.shape) for s in sites] == [("dropout_mask.0", 0.2, (8, 32)), ("dropout_mask.1", 0.1, (8, 16))]
+    assert [(s.name, s.p, s.shape) for s in sites] == [("dropout_mask.0", 0.2, (8, 32)),
+                                                       ("dropout_mask.1", 0.1, (8, 16))]
     assert [i.name for i in model.graph.input] == ["input", "target", "dropout_mask.0", "dropout_mask.1"]
     module, inputs, targets = fixtures.load_case(fixtures.DROPOUT.name)
     masks = [torch.from_numpy(m) for m in mask_inputs.mask_list(mask_inputs.draw(sites, 2, 9), sites)]

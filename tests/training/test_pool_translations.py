@@ -54,7 +54,8 @@ def _value(result):
 def _avg_grid():
     """(nd, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, size)."""
     cases = []
-    for i, (k, s, p, ceil, cip) in enumerate(itertools.product((2, 3), (1, 2, 3), (0, 1), (False, True), (True, False))):
+    grid = itertools.product((2, 3), (1, 2, 3), (0, 1), (False, True), (True, False))
+    for i, (k, s, p, ceil, cip) in enumerate(grid):
         if 2 * p > k:
             continue
         div = (None, None, 5)[i % 3]
@@ -89,7 +90,7 @@ def test_avg_pool_backward_matches_aten_fp32(nd, k, s, p, ceil, cip, div, size):
 
 
 @pytest.mark.parametrize("k,s,p,ceil,cip,div", [(3, 2, 1, True, False, None), (2, 3, 1, True, True, None),
-                                               (3, 1, 1, False, True, 4)])
+                                                (3, 1, 1, False, True, 4)])
 def test_avg_pool2d_backward_matches_aten_fp16(k, s, p, ceil, cip, div):
     x, dy, (kl, sl, pl), _ = _avg_case(2, k, s, p, ceil, cip, div, (9, 8), np.float16)
     got = _value(avg_pool_backward.avg_pool2d_backward(dy, x, kl, sl, pl, ceil, cip, div))
@@ -109,7 +110,8 @@ def test_avg_pool_backward_default_stride_is_the_kernel():
 
 @pytest.mark.parametrize("nd,k,s,p,ceil,cip,div,size", [
     (2, 3, 2, 1, True, True, 5, (9, 8)), (2, 3, 2, 1, False, False, 2, (9, 8)), (2, 2, 3, 1, True, True, None, (8, 8)),
-    (2, 3, 2, 1, True, False, None, (9, 8)), (3, 3, 2, 1, True, False, 7, (5, 6, 7)), (3, 2, 1, 0, False, True, None, (3, 4, 5))])
+    (2, 3, 2, 1, True, False, None, (9, 8)), (3, 3, 2, 1, True, False, 7, (5, 6, 7)),
+    (3, 2, 1, 0, False, True, None, (3, 4, 5))])
 def test_avg_pool_forward_matches_torch(nd, k, s, p, ceil, cip, div, size):
     x, _, (kl, sl, pl), kw = _avg_case(nd, k, s, p, ceil, cip, div, size, np.float32)
     fn = (avg_pool.avg_pool2d, avg_pool.avg_pool3d)[nd - 2]
@@ -118,7 +120,8 @@ def test_avg_pool_forward_matches_torch(nd, k, s, p, ceil, cip, div, size):
     _assert_close(got, pool(torch.from_numpy(x), **kw).numpy(), np.float32)
 
 
-@pytest.mark.parametrize("size,k,s,p,ceil", [(9, 3, 2, 1, True), (8, 2, 3, 1, True), (7, 3, 2, 1, False), (5, 4, 3, 2, True)])
+@pytest.mark.parametrize("size,k,s,p,ceil", [(9, 3, 2, 1, True), (8, 2, 3, 1, True), (7, 3, 2, 1, False),
+                                             (5, 4, 3, 2, True)])
 def test_pooled_size_is_pytorchs(size, k, s, p, ceil):
     want = torch.nn.functional.avg_pool1d(torch.zeros(1, 1, size), k, s, p, ceil).shape[-1]
     assert avg_pool.pooled_size(size, k, s, p, ceil) == want
@@ -148,7 +151,8 @@ def test_adaptive_avg_pool3d_forward_and_backward_match_aten(size, out):
     x = rng.standard_normal((2, 2, *size)).astype(np.float32)
     dy = rng.standard_normal((2, 2, *out)).astype(np.float32)
     got = _value(adaptive_avg_pool_backward.adaptive_avg_pool3d_backward(dy, x))
-    _assert_close(got, aten._adaptive_avg_pool3d_backward(torch.from_numpy(dy), torch.from_numpy(x)).numpy(), np.float32)
+    want = aten._adaptive_avg_pool3d_backward(torch.from_numpy(dy), torch.from_numpy(x)).numpy()
+    _assert_close(got, want, np.float32)
     got = _value(adaptive_avg_pool3d.adaptive_avg_pool3d(x, list(out)))
     _assert_close(got, aten._adaptive_avg_pool3d(torch.from_numpy(x), list(out)).numpy(), np.float32)
 
@@ -195,7 +199,8 @@ def _pooled(pool: nn.Module, nd: int) -> nn.Module:
 
 E2E = [
     ("AvgPool1d(3, 2, 1, ceil_mode)", lambda: nn.AvgPool1d(3, 2, 1, ceil_mode=True), 1, (11,)),
-    ("AvgPool2d(3, 2, 1, ceil, no pad count)", lambda: nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), 2, (9, 8)),
+    ("AvgPool2d(3, 2, 1, ceil, no pad count)",
+     lambda: nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), 2, (9, 8)),
     ("AvgPool2d(3, 2, 1, divisor_override=4)", lambda: nn.AvgPool2d(3, 2, 1, divisor_override=4), 2, (9, 8)),
     ("AvgPool3d(2, 2, 1, ceil_mode)", lambda: nn.AvgPool3d(2, 2, 1, ceil_mode=True), 3, (5, 4, 5)),
     ("AvgPool3d(3, divisor_override=5)", lambda: nn.AvgPool3d(3, 2, 1, divisor_override=5), 3, (5, 4, 5)),
