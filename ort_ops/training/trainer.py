@@ -445,7 +445,9 @@ class Trainer:
         hyperparameters must equal the trainer's. The fused update's scalar states are the
         checkpoint's (checked against the step count and the hyperparameters), or, for a checkpoint
         without them (of the unfused update, or of an earlier version), formed in closed form from
-        the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1).
+        the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1). The
+        dropout seed is the checkpoint's (if it has one), so the resumed run draws the masks the
+        uninterrupted run would have.
         """
         path = os.fspath(path)
         meta, params, state = load_checkpoint_arrays(path)

@@ -54,12 +54,12 @@ def _value(result):
 def _avg_grid():
     """(nd, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, size)."""
     cases = []
-    grid = itertools.product((2, 3), (1, 2, 3), (0, 1), (False, True), (True, False))
-    for i, (k, s, p, ceil, cip) in enumerate(grid):
-        if 2 * p > k:
-            continue
-        div = (None, None, 5)[i % 3]
-        cases.append((2, k, s, p, ceil, cip, div, (9, 8)))
+    # every (kernel, stride, padding); (ceil_mode, count_include_pad) and divisor_override rotate
+    # through their combinations, each combination meeting several kernel/stride/padding ones
+    flags = list(itertools.product((False, True), (True, False)))
+    for i, (k, s, p) in enumerate(itertools.product((2, 3), (1, 2, 3), (0, 1))):
+        ceil, cip = flags[i % 4]
+        cases.append((2, k, s, p, ceil, cip, (None, None, 5)[i % 3], (9, 8)))
     # 3-D, asymmetric kernels / strides, a window that starts in the padding only (ceil_mode)
     cases += [(3, 2, 2, 1, True, True, None, (5, 6, 7)), (3, 3, 2, 1, False, False, 7, (5, 6, 7)),
               (3, (1, 3, 2), (1, 2, 2), (0, 1, 1), True, False, None, (3, 7, 6)),
