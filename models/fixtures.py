@@ -51,10 +51,15 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("mlp_elu_inplace_fp32", zoo.elu_mlp_inplace, "mlp", n_elu=2, inplace=True),
     Fixture("mlp_elu_fp16", zoo.elu_mlp, "mlp", n_elu=2, dtype=torch.float16),
     Fixture("cnn_elu_fp32", zoo.elu_cnn, "cnn", n_elu=2),
+    Fixture("cnn_avgpool_elu_fp32", zoo.elu_avgpool_cnn, "cnn", n_elu=2),
+    Fixture("cnn_adaptive_elu_fp32", zoo.elu_adaptive_cnn, "cnn", n_elu=1),
     Fixture("mlp_elu_fp32_infer", zoo.elu_mlp, "mlp", n_elu=2, inference=True),
     Fixture("cnn_elu_fp32_infer", zoo.elu_cnn, "cnn", n_elu=2, inference=True),
 )
-BY_NAME = {f.name: f for f in FIXTURES}
+#: a training graph with dropout mask inputs (``dropout_mask.<k>``) for the CANN tests, in a folder
+#: of its own: the generic fixture tests feed every input random values, a mask needs the trainer's
+DROPOUT = Fixture("dropout/mlp_dropout_elu_fp32", zoo.elu_mlp_dropout, "mlp", n_elu=2)
+BY_NAME = {f.name: f for f in (*FIXTURES, DROPOUT)}
 
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -142,7 +147,7 @@ def main(argv=None) -> int:
             out = user_setup_fixtures.write(name)
             print(f"{out}  {out.stat().st_size} bytes")
         return 0
-    for fx in FIXTURES:
+    for fx in (*FIXTURES, DROPOUT):
         if args.only and fx.name not in args.only:
             continue
         out = make(fx, args.out_dir)

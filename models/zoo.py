@@ -2,8 +2,10 @@
 
 - :class:`EluMLP` -- ``64 -> hidden... -> 10`` with ``nn.ELU(alpha, inplace)`` between layers.
 - :class:`EluCNN` -- ``conv -> ELU -> max-pool -> conv -> ELU -> max-pool -> linear`` on
-  ``[N, 1, 8, 8]`` images. (Not average pooling: torch 2.13's ONNX exporter has no
-  translation for ``aten.avg_pool2d_backward``.)
+  ``[N, 1, 8, 8]`` images.
+- :func:`elu_avgpool_cnn` / :func:`elu_adaptive_cnn` -- ELU CNNs with average-pooling heads
+  (``nn.AvgPool2d``; ``nn.AdaptiveAvgPool2d(4)`` on 6x6 maps, whose windows overlap), whose
+  backward ``ort_ops.training.translations`` supplies.
 
 Factories give the variants the fixtures and tests use; every factory seeds its own
 initialisation so the same call always builds the same weights.
@@ -103,3 +105,26 @@ def example_batch(kind: str = "mlp", batch: int = 8, seed: int = 0) -> tuple[tor
     x = torch.randn(*shapes[kind], generator=g)
     y = torch.randint(0, N_CLASSES, (batch,), generator=g)
     return x, y
+
+
+def elu_avgpool_cnn(seed: int = 0) -> nn.Sequential:
+    """conv -> ELU -> AvgPool2d(2) -> conv -> ELU -> AvgPool2d(3, 2, 1, count_include_pad=False)
+    -> linear on ``[N, 1, 8, 8]`` (8x8 -> 4x4 -> 2x2)."""
+    return _seeded(lambda: nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.ELU(), nn.AvgPool2d(2),
+        nn.Conv2d(8, 8, 3, padding=1), nn.ELU(), nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+        nn.Flatten(), nn.Linear(8 * 2 * 2, N_CLASSES)), seed)
+
+
+def elu_adaptive_cnn(seed: int = 0) -> nn.Sequential:
+    """conv (no padding, 8x8 -> 6x6) -> ELU -> AdaptiveAvgPool2d(4) (overlapping windows) -> linear."""
+    return _seeded(lambda: nn.Sequential(
+        nn.Conv2d(1, 8, 3), nn.ELU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(8 * 4 * 4, N_CLASSES)), seed)
+
+
+def elu_mlp_dropout(seed: int = 0) -> nn.Sequential:
+    """64 -> 32 -> 16 -> 10 with ELU and train-mode ``nn.Dropout(0.2)`` / ``nn.Dropout(0.1)``
+    after the hidden layers (exported with dropout mask inputs, ``ort_ops.training.dropout_masks``)."""
+    return _seeded(lambda: nn.Sequential(
+        nn.Linear(N_FEATURES, 32), nn.ELU(), nn.Dropout(0.2), nn.Linear(32, 16), nn.ELU(), nn.Dropout(0.1),
+        nn.Linear(16, N_CLASSES)), seed)

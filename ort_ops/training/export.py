@@ -45,7 +45,9 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
-from ort_ops.training import conv_backward
+from ort_ops.training import dropout_masks as mask_inputs
+from ort_ops.training import translations
+from ort_ops.training.dropout import DropoutMasks
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
@@ -53,17 +55,23 @@ _WRAPPED = "model"  # attribute of the loss wrapper holding the user's module
 
 
 class _WithLoss(nn.Module):
-    """``forward(*inputs, *targets) -> (loss_fn(module(*inputs), *targets),)``."""
+    """``forward(*inputs, *targets, *masks) -> (loss_fn(module(*inputs), *targets),)``; with
+    ``n_masks`` set (not ``None``), every train-mode dropout uses the next of the ``n_masks``
+    masks (:class:`ort_ops.training.dropout.DropoutMasks`)."""
 
     def __init__(self, module: nn.Module, loss_fn: Callable, n_inputs: int):
         super().__init__()
         setattr(self, _WRAPPED, module)
         self.loss_fn = loss_fn
         self.n_inputs = n_inputs
+        self.n_masks: int | None = None
 
     def forward(self, *args):
-        out = getattr(self, _WRAPPED)(*args[: self.n_inputs])
-        return (self.loss_fn(out, *args[self.n_inputs :]),)
+        n_data = len(args) - (self.n_masks or 0)
+        replay = DropoutMasks(args[n_data:]) if self.n_masks is not None else contextlib.nullcontext()
+        with replay:
+            out = getattr(self, _WRAPPED)(*args[: self.n_inputs])
+            return (self.loss_fn(out, *args[self.n_inputs : n_data]),)
 
 
 def _as_tuple(x) -> tuple:
@@ -123,10 +131,11 @@ def _check_loss(loss) -> None:
         raise ValueError(f"loss_fn must return a floating-point scalar, got dtype {loss.dtype}")
 
 
-def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list]:
+def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list, torch.fx.Graph]:
     """The joint graph with loss and gradients relabelled as (flat) user outputs.
 
-    Returns the program and, per user output, ``None`` for the loss or the parameter name.
+    Returns the program, per user output ``None`` for the loss or the parameter name, and the
+    forward graph it came from (its nodes know their modules; the joint graph's do not).
     """
     from torch.export.experimental import _export_forward_backward
 
@@ -134,7 +143,7 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
 
     ep = attention.decompose(torch.export.export(wrapper, args, strict=False), _WRAPPED)  # SDPA -> math
     joint = _export_forward_backward(ep, joint_loss_index=0)
-    conv_backward.check_supported(joint.graph)
+    translations.check_supported(joint.graph, _WRAPPED, forward=ep.graph)
     specs, kinds = [], []
     prefix = _WRAPPED + "."
     for spec in joint.graph_signature.output_specs:
@@ -152,7 +161,7 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
     for entry in joint.module_call_graph:
         if entry.fqn == "" and entry.signature is not None:
             entry.signature.out_spec = flat
-    return joint, kinds
+    return joint, kinds, ep.graph
 
 
 def export_training_graph(
@@ -168,6 +177,7 @@ def export_training_graph(
     input_names: Sequence[str] | None = None,
     verify: bool = True,
     keep_stack_traces: bool = False,
+    dropout_masks: bool = True,
 ) -> onnx.ModelProto:
     """Export ``loss_fn(module(*example_inputs), *targets)`` and its parameter gradients to ONNX.
 
@@ -179,7 +189,11 @@ def export_training_graph(
     compares the loss and every gradient with eager autograd (:mod:`ort_ops.training.verify`), raising
     ``ValueError`` on mismatch. ``path`` is written atomically. Shapes are static. The
     exporter's per-node Python stack traces (local file paths) are dropped unless
-    ``keep_stack_traces``; its other node metadata is kept.
+    ``keep_stack_traces``; its other node metadata is kept. ``dropout_masks``: every
+    train-mode dropout (``p > 0``) takes its mask from a bool graph input ``dropout_mask.<k>``
+    (after the targets), which the Trainer draws per step from its ``dropout_seed``
+    (:mod:`ort_ops.training.dropout_masks`: reproducible on any EP and across resumed runs, and
+    verifiable); ``False`` keeps the exporter's ONNX ``Dropout`` (random, not reproducible).
     """
     from ort_ops.training import verify as verify_mod
 
@@ -206,7 +220,17 @@ def export_training_graph(
         raise ValueError(f"input_names {sorted(clash)} clash with parameter or output names")
 
     wrapper = _WithLoss(mod, loss_fn, len(inputs))
-    loss = wrapper(*inputs, *tgts)[0]
+    recorder = DropoutMasks() if dropout_masks else contextlib.nullcontext()
+    with recorder:  # the dropout calls of a train-mode forward: their p and shapes
+        loss = wrapper(*inputs, *tgts)[0]
+    sites = [mask_inputs.MaskSite(mask_inputs.mask_name(k), p, shape)
+             for k, (p, shape, _) in enumerate(recorder.recorded)] if dropout_masks else []
+    mask_names = [s.name for s in sites]
+    if set(mask_names) & (set(names) | set(params)):
+        raise ValueError(f"input or parameter names clash with the dropout mask inputs {mask_names}")
+    masks = tuple(torch.from_numpy(m) for m in mask_inputs.mask_list(mask_inputs.draw(sites, 0, 1), sites))
+    if dropout_masks:
+        wrapper.n_masks = len(masks)
     _check_loss(loss)
     grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
     missing = [n for n, g in zip(params, grads) if g is None]
@@ -218,7 +242,8 @@ def export_training_graph(
     del loss, grads
 
     with _quiet_exporter():
-        model = _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize)
+        model = _export(wrapper, mod, inputs, tgts + masks, names + mask_names, params, params_as_inputs, optimize)
+    mask_inputs.write_metadata(model, sites)
     if not keep_stack_traces:
         _drop_metadata(model, STACK_TRACE_KEY)
     model.ir_version = IR_VERSION
@@ -226,7 +251,7 @@ def export_training_graph(
     onnx.checker.check_model(model)
 
     if verify:
-        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts)
+        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts, masks=masks)
         if not report.ok:
             raise ValueError(f"exported training graph does not match eager autograd:\n{report}")
     if path is not None:
@@ -236,7 +261,7 @@ def export_training_graph(
 
 def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize) -> onnx.ModelProto:
     """The joint forward/backward program of ``wrapper``, exported to ONNX and rewired."""
-    joint, kinds = _joint_program(wrapper, inputs + tgts)
+    joint, kinds, forward = _joint_program(wrapper, inputs + tgts)
     if sorted(n for n in kinds if n is not None) != sorted(params):
         raise AssertionError(f"joint graph gradients {kinds} do not match parameters {list(params)}")
     if kinds.count(None) != 1:
@@ -249,10 +274,12 @@ def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimiz
             dynamo=True,
             optimize=False,
             verbose=False,
-            custom_translation_table=conv_backward.CUSTOM_TRANSLATION_TABLE,
+            custom_translation_table=translations.CUSTOM_TRANSLATION_TABLE,
         )
     except Exception as e:  # the exporter's errors are long reports: surface the cause
-        raise ValueError(f"torch.onnx.export failed on the training graph: {_root_cause(e)}") from e
+        cause = _root_cause(e)
+        raise ValueError(f"torch.onnx.export failed on the training graph: {cause}"
+                         f"{translations.untranslated_hint(cause, [joint.graph, forward], _WRAPPED)}") from e
     all_params = dict(mod.named_parameters())
     _rewire(program.model, names, kinds, list(params), list(all_params), optimize, program)
     model = program.model_proto

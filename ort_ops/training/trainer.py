@@ -54,6 +54,7 @@ import onnxruntime as ort
 import ort_ops
 from ort_ops.files import atomic_write
 from ort_ops.input_ranges import check_labels, label_ranges
+from ort_ops.training import dropout_masks as mask_inputs
 from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
 from ort_ops.training.optim import MAX_STEPS, SGD, Adam, Optimizer
 from ort_ops.training.step_graph import build_step_graph
@@ -171,7 +172,9 @@ class Trainer:
     step whose loss is NaN/inf does: ``"raise"`` :class:`NonFiniteLossError` or ``"skip"`` it
     (counted in ``skipped_steps``); either way its update is discarded. ``fused_update``: the
     optimizer's fused update graph (``None``: for float32 parameters) or the unfused one (e.g. on a
-    SoC without CANN's ApplyMomentum / ApplyAdamW).
+    SoC without CANN's ApplyMomentum / ApplyAdamW). ``dropout_seed``: the graph's dropout masks
+    (``dropout_mask.<k>`` inputs) at step ``s`` are :func:`ort_ops.training.dropout_masks.draw`
+    ``(seed, s)``, fed by the trainer (:meth:`dropout_masks_for_step`); checkpoints store it.
     """
 
     def __init__(
@@ -187,6 +190,7 @@ class Trainer:
         progress: bool | None = None,
         on_nonfinite: str = "raise",
         fused_update: bool | None = None,
+        dropout_seed: int = 0,
     ):
         if not isinstance(graph, onnx.ModelProto):
             graph = onnx.load(os.fspath(graph))
@@ -203,7 +207,10 @@ class Trainer:
         self.on_nonfinite = on_nonfinite
         self.skipped_steps = 0
         params = {n: _as_array(n, a) for n, a in params.items()}
-        self.data_inputs = check_training_graph(graph, params)
+        self.dropout_seed = mask_inputs.check_seed(dropout_seed)
+        self.mask_sites = mask_inputs.sites(graph)
+        masks = {s.name for s in self.mask_sites}
+        self.data_inputs = [n for n in check_training_graph(graph, params) if n not in masks]
         self.training_graph = graph
         self._data_specs = {i.name: i for i in graph.graph.input if i.name in self.data_inputs}
         self._label_ranges = label_ranges(graph, self.data_inputs)
@@ -308,6 +315,7 @@ class Trainer:
         src = self._sets[parity]
         for k in self.names + self._state_keys + self._scalar_keys:
             b.bind_ortvalue_input(k, src[k])
+        feeds.update(self.dropout_masks_for_step(self.step_count + 1))
         for n, a in feeds.items():
             b.bind_cpu_input(n, a)
         # bind_cpu_input wraps the arrays' memory: keep them alive until the run is done. (The
@@ -329,6 +337,12 @@ class Trainer:
             return loss
         self.step_count += 1
         return loss
+
+    def dropout_masks_for_step(self, step: int) -> dict[str, np.ndarray]:
+        """The dropout masks the trainer feeds at training step ``step`` (1-based; ``{}`` for a
+        graph without dropout): replay them in PyTorch with
+        :class:`ort_ops.training.dropout.DropoutMasks`."""
+        return mask_inputs.draw(self.mask_sites, self.dropout_seed, step) if self.mask_sites else {}
 
     def fit(self, batches: Iterable, *, max_steps: int | None = None, progress: bool | None = None,
             desc: str = "train") -> list[float]:
@@ -406,7 +420,7 @@ class Trainer:
         ``allow_nonfinite``: a diverged run must not replace a good checkpoint by accident.
         """
         meta = {"format": CHECKPOINT_FORMAT, "step": self.step_count,
-                "optimizer": self.optimizer.config(), "params": self.names}
+                "optimizer": self.optimizer.config(), "params": self.names, "dropout_seed": self.dropout_seed}
         if self.fused:  # the graph's own scalar states (JSON floats round-trip float64 exactly)
             cur = self._current()
             meta["scalars"] = {k: np.asarray(cur[k].numpy(), np.float64).tolist() for k in self._scalar_keys}
@@ -431,7 +445,9 @@ class Trainer:
         hyperparameters must equal the trainer's. The fused update's scalar states are the
         checkpoint's (checked against the step count and the hyperparameters), or, for a checkpoint
         without them (of the unfused update, or of an earlier version), formed in closed form from
-        the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1).
+        the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1). The
+        dropout seed is the checkpoint's (if it has one), so the resumed run draws the masks the
+        uninterrupted run would have.
         """
         path = os.fspath(path)
         meta, params, state = load_checkpoint_arrays(path)
@@ -461,6 +477,10 @@ class Trainer:
                 if not np.isfinite(a).all():
                     raise bad(f"{kind} {key!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
         step = meta["step"]
+        try:  # the checkpoint's seed: the resumed run draws the masks the original run would have
+            seed = mask_inputs.check_seed(meta.get("dropout_seed", self.dropout_seed))
+        except ValueError as exc:
+            raise bad(f"meta 'dropout_seed': {exc}") from None
         scalars = {}
         if self.fused:
             stored = meta.get("scalars")
@@ -475,6 +495,7 @@ class Trainer:
             bindings.reverse()
         self._sets, self._bindings, self.step_count = sets, bindings, step
         self.optimizer = loaded
+        self.dropout_seed = seed
 
 
 def _read_npz(z, bad) -> tuple[dict, dict]:

@@ -8,6 +8,7 @@ with each (possibly near-zero) element.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass, field
 
@@ -65,12 +66,16 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.numpy().copy()
 
 
-def eager_loss_and_grads(module, inputs, loss_fn, targets=()) -> dict[str, torch.Tensor]:
-    """``{"loss": ..., "grad.<name>": ...}`` from PyTorch autograd on a copy of ``module``."""
+def eager_loss_and_grads(module, inputs, loss_fn, targets=(), masks=None) -> dict[str, torch.Tensor]:
+    """``{"loss": ..., "grad.<name>": ...}`` from PyTorch autograd on a copy of ``module``;
+    ``masks``: the dropout masks to use (:class:`ort_ops.training.dropout.DropoutMasks`)."""
+    from ort_ops.training.dropout import DropoutMasks
+
     module = copy.deepcopy(module)
     module.zero_grad(set_to_none=True)
     inputs = [t.detach().clone() for t in inputs]  # a model may write to its inputs
-    loss = loss_fn(module(*inputs), *targets)
+    with DropoutMasks(masks) if masks is not None else contextlib.nullcontext():
+        loss = loss_fn(module(*inputs), *targets)
     loss.backward()
     out = {LOSS_NAME: loss.detach()}
     for name, p in module.named_parameters():
@@ -120,10 +125,11 @@ def compare_all(got: dict, want: dict, rtol: float, atol: float) -> Report:
     return report
 
 
-def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=()) -> Report:
-    """Compare every output of ``model`` (run in ORT) with eager autograd on the same inputs."""
-    got = run_ort(model, feeds_for(model, module, inputs, targets))
-    want = eager_loss_and_grads(module, inputs, loss_fn, targets)
+def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=(), masks=()) -> Report:
+    """Compare every output of ``model`` (run in ORT) with eager autograd on the same inputs
+    (and the same dropout ``masks``, the graph's ``dropout_mask.<k>`` inputs in order)."""
+    got = run_ort(model, feeds_for(model, module, inputs, list(targets) + list(masks)))
+    want = eager_loss_and_grads(module, inputs, loss_fn, targets, masks=list(masks) if len(masks) else None)
     report = Report()
     for name, ref in want.items():
         rtol, atol = TOLERANCES[ref.dtype]

@@ -2,8 +2,8 @@
 
 torch 2.13's exporter has no translation for this op (``No ONNX function found for
 aten.convolution_backward.default``), so no CNN training graph exports without one.
-:data:`CUSTOM_TRANSLATION_TABLE` is passed as ``torch.onnx.export(...,
-custom_translation_table=...)``; the function is traced with onnxscript and needs static
+:data:`TRANSLATIONS` is this module's entry of the custom translation table
+(:mod:`ort_ops.training.translations`); the function is traced with onnxscript and needs static
 shapes (the default for :func:`ort_ops.training.export_training_graph`).
 
 For ``y = conv(x, w){stride s, padding p, dilation d, groups G}`` and upstream ``dy``:
@@ -29,6 +29,8 @@ from collections.abc import Sequence
 
 import torch
 from onnxscript import opset18 as op
+
+from ort_ops.training.translations.nodes import module_path
 
 CONVOLUTION_BACKWARD = torch.ops.aten.convolution_backward.default
 
@@ -147,18 +149,22 @@ def unsupported_reason(*, transposed: bool = False) -> str:
     if transposed:
         return (
             "convolution_backward with transposed=True (the backward of nn.ConvTranspose1d/2d/3d, "
-            "transposed convolution) is not supported by ort_ops.training.conv_backward"
+            "transposed convolution) is not supported by ort_ops.training.translations.conv_backward"
         )
     return "unsupported convolution_backward variant"
 
 
-def check_supported(graph: torch.fx.Graph) -> None:
-    """Raise ``ValueError`` naming the variant if ``graph`` has a backward we cannot export."""
+def check_supported(graph: torch.fx.Graph, root: str = "", forward: torch.fx.Graph | None = None) -> None:
+    """Raise ``ValueError`` naming the variant and its module (from ``forward``, the graph the
+    joint ``graph`` came from) if ``graph`` has a backward we cannot export."""
     for node in graph.nodes:
         if node.op == "call_function" and node.target is CONVOLUTION_BACKWARD:
             transposed = node.args[7] if len(node.args) > 7 else node.kwargs.get("transposed")
             if transposed:
-                raise ValueError(f"{unsupported_reason(transposed=True)} (fx node {node.name!r})")
+                paths = [module_path(n, root) for n in (forward.nodes if forward is not None else ())
+                         if n.op == "call_function" and "conv_transpose" in str(n.target)]
+                where = f"module {', '.join(p for p in paths if p)}, " if any(paths) else ""
+                raise ValueError(f"{unsupported_reason(transposed=True)} ({where}fx node {node.name!r})")
 
 
-CUSTOM_TRANSLATION_TABLE = {CONVOLUTION_BACKWARD: convolution_backward}
+TRANSLATIONS = {CONVOLUTION_BACKWARD: convolution_backward}
