@@ -28,9 +28,14 @@ head ``Hq / Hkv`` times (``repeat_interleave`` on the head axis). With an ``attn
 whose keys are all masked gives zeros (as PyTorch's CPU kernel does), with zero gradient.
 float16 / bfloat16 attention is computed in float32 and rounded once to the input dtype.
 
-Not supported (a ``ValueError`` at export naming the op, the module path and the way around):
-``dropout_p > 0`` (attention dropout in train mode: set the module's ``dropout=0.0`` or call SDPA
-with ``dropout_p=0.0``) and direct calls of the fused kernels (``aten._scaled_dot_product_*``).
+Attention dropout (``dropout_p > 0``, as ``nn.MultiheadAttention`` / ``nn.TransformerEncoderLayer``
+pass in train mode) takes its mask from a graph input like every dropout
+(:class:`ort_ops.training.dropout.DropoutMasks` replaces such SDPA calls by this math with the
+mask applied to the softmax weights, before export). Not supported (a ``ValueError`` at export
+naming the op, the module path and the way around): ``dropout_p > 0`` with
+``export_training_graph(..., dropout_masks=False)`` or inside ``nn.MultiheadAttention`` (it calls
+SDPA from ``F.multi_head_attention_forward``, below the function mode: set its ``dropout`` to 0),
+and direct calls of the fused kernels (``aten._scaled_dot_product_*``).
 """
 
 from __future__ import annotations
@@ -58,8 +63,10 @@ FUSED_KERNELS = _fused_kernels()
 
 
 def scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0,
-                                      is_causal=False, scale=None, enable_gqa=False):
-    """``aten::scaled_dot_product_attention`` as MatMul / Softmax (see the module docstring)."""
+                                      is_causal=False, scale=None, enable_gqa=False, *, weights_dropout=None):
+    """``aten::scaled_dot_product_attention`` as MatMul / Softmax (see the module docstring).
+    ``weights_dropout(probs)``: the dropout of the attention weights (given masks,
+    :class:`ort_ops.training.dropout.DropoutMasks`); ``dropout_p`` itself must be 0."""
     if dropout_p != 0.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be 0.0 to export, got {dropout_p}")
     if is_causal and attn_mask is not None:
@@ -87,6 +94,8 @@ def scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout
         probs = torch.softmax(logits.masked_fill(empty, 0.0), -1).masked_fill(empty, 0.0)
     else:
         probs = torch.softmax(logits, -1)
+    if weights_dropout is not None:
+        probs = weights_dropout(probs)
     out = torch.matmul(probs, value)
     return out if out.dtype == out_dtype else out.to(out_dtype)
 
@@ -127,10 +136,11 @@ def check_supported(graph: torch.fx.Graph, root: str = "") -> list[torch.fx.Node
             if p != 0.0:
                 raise ValueError(
                     f"aten.scaled_dot_product_attention with dropout_p={p} in module {module_path(node, root)}: "
-                    "attention dropout in train mode is not supported by the training-graph export; "
-                    "set dropout=0.0 on the attention module (nn.MultiheadAttention / "
-                    "nn.TransformerEncoderLayer(dropout=0.0)) or call scaled_dot_product_attention "
-                    "with dropout_p=0.0 (nn.Dropout layers elsewhere are fine)")
+                    "attention dropout exports (with its mask as a graph input) only where the model calls "
+                    "torch.nn.functional.scaled_dot_product_attention itself, with dropout_masks=True (the "
+                    "default); nn.MultiheadAttention (and the transformer layers) call it inside "
+                    "F.multi_head_attention_forward, out of reach: set its dropout to 0.0 (e.g. "
+                    "layer.self_attn.dropout = 0.0; nn.Dropout layers elsewhere are fine)")
             found.append(node)
     return found
 

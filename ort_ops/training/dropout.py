@@ -1,7 +1,9 @@
 """PyTorch's dropout with given masks: for exporting mask inputs and for replaying masks in eager.
 
 :class:`DropoutMasks` is a ``TorchFunctionMode`` that intercepts ``torch.nn.functional.dropout``
-(which ``nn.Dropout`` and the transformer layers call): in train mode with ``p > 0`` it returns
+(which ``nn.Dropout`` and the transformer layers call) and ``F.scaled_dot_product_attention``
+with ``dropout_p > 0`` (attention dropout: the mask applies to the attention weights, of shape
+``[..., heads, queries, keys]``): in train mode with ``p > 0`` it returns
 ``x * (mask * (1 / (1 - p)))`` -- ``native_dropout``'s formula and rounding (the scaled mask
 in x's dtype, 0 for ``p = 1``; its backward is ``dy`` times the same scaled mask), given the
 mask -- with the masks consumed in call order; ``p = 0`` and eval mode return ``x``
@@ -23,6 +25,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 _DEFAULTS = {"p": 0.5, "training": True, "inplace": False}
+_SDPA_ARGUMENTS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 
 
 def _arguments(args, kwargs) -> tuple[torch.Tensor, float, bool]:
@@ -57,6 +60,8 @@ class DropoutMasks(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention:
+            return self._attention(func, args, kwargs)
         if func is not F.dropout:
             return func(*args, **kwargs)
         x, p, training = _arguments(args, kwargs)
@@ -65,15 +70,37 @@ class DropoutMasks(TorchFunctionMode):
         if self.masks is None:
             self.recorded.append((p, tuple(x.shape), x.dtype))
             return func(*args, **kwargs)
+        return masked(x, self._next_mask(p, tuple(x.shape)), p)
+
+    def _next_mask(self, p: float, shape: tuple[int, ...]) -> torch.Tensor:
         if self.used >= len(self.masks):
-            raise ValueError(f"dropout call {self.used} (p={p}, shape {list(x.shape)}) has no mask: "
+            raise ValueError(f"dropout call {self.used} (p={p}, shape {list(shape)}) has no mask: "
                              f"{len(self.masks)} given")
         mask = self.masks[self.used]
-        if tuple(mask.shape) != tuple(x.shape):
-            raise ValueError(f"dropout call {self.used}: mask has shape {list(mask.shape)}, the input "
-                             f"{list(x.shape)}")
+        if tuple(mask.shape) != shape:
+            raise ValueError(f"dropout call {self.used}: mask has shape {list(mask.shape)}, the input {list(shape)}")
         self.used += 1
-        return masked(x, mask, p)
+        return mask
+
+    def _attention(self, func, args, kwargs):
+        """SDPA with ``dropout_p > 0`` (attention dropout): recorded with the attention weights'
+        shape, or computed as its math (:mod:`ort_ops.training.attention`) with the next mask
+        applied to the softmax weights, as PyTorch's math kernel applies its dropout."""
+        from ort_ops.training import attention
+
+        bound = dict(zip(_SDPA_ARGUMENTS, args), **kwargs)
+        p = float(bound.get("dropout_p", 0.0))
+        if p == 0.0:
+            return func(*args, **kwargs)
+        query, key = bound["query"], bound["key"]
+        shape = tuple(torch.broadcast_shapes(query.shape[:-3], key.shape[:-3])) + (
+            query.shape[-3], query.shape[-2], key.shape[-2])
+        if self.masks is None:
+            self.recorded.append((p, shape, query.dtype))
+            return func(*args, **kwargs)
+        mask = self._next_mask(p, shape)
+        bound["dropout_p"] = 0.0
+        return attention.scaled_dot_product_attention_math(**bound, weights_dropout=lambda w: masked(w, mask, p))
 
     def __exit__(self, exc_type, exc, tb):
         result = super().__exit__(exc_type, exc, tb)

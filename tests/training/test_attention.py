@@ -8,6 +8,7 @@ autograd); and the clear export errors for what cannot be exported.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -253,7 +254,7 @@ def test_attention_dropout_in_train_mode_names_op_module_and_fix():
         export_training_graph(model, (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),))
     message = str(info.value)
     for part in ("aten.scaled_dot_product_attention", "dropout_p=0.1", "module 0.self_attn (MultiheadAttention)",
-                 "dropout=0.0"):
+                 "layer.self_attn.dropout = 0.0"):
         assert part in message, (part, message)
     # The documented ways around: no attention dropout (the layer's nn.Dropouts stay: random, so
     # no verification against eager), or eval mode (the attention module passes dropout_p=0.0).
@@ -262,6 +263,56 @@ def test_attention_dropout_in_train_mode_names_op_module_and_fix():
     assert "Softmax" in {n.op_type for n in graph.graph.node}
     model[0].self_attn.dropout = 0.1
     export_training_graph(model.eval(), (x,), F.mse_loss, targets=(torch.randn(2, 5, 16),))
+
+
+class DirectAttentionDropout(nn.Module):
+    """SDPA called by the model itself with attention dropout in train mode (and an nn.Dropout)."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.ff = nn.Sequential(nn.Linear(8, 16), nn.ELU(), nn.Dropout(0.1), nn.Linear(16, 8))
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.25 if self.training else 0.0, is_causal=True)
+        x = x + a.transpose(1, 2).reshape(2, 5, 8)
+        return x + self.ff(x)
+
+
+def test_attention_dropout_of_a_direct_sdpa_call_takes_its_mask_from_an_input_and_trains_like_eager():
+    """The attention weights' mask [batch, heads, queries, keys] is dropout_mask.0 (before the
+    feed-forward's): ORT and eager PyTorch given the same masks (DropoutMasks) take the same steps."""
+    import copy
+
+    from ort_ops import rewrite
+    from ort_ops.training.dropout import DropoutMasks
+    from ort_ops.training.trainer import SGD, Trainer
+
+    torch.manual_seed(0)
+    model = DirectAttentionDropout()
+    x, y = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    graph = export_training_graph(model, (x,), F.mse_loss, targets=(y,), params_as_inputs=True)
+    masks = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim]
+             for i in graph.graph.input if i.name.startswith("dropout_mask.")}
+    assert masks == {"dropout_mask.0": [2, 2, 5, 5], "dropout_mask.1": [2, 5, 16]}
+    params = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+    trainer = Trainer(rewrite.fuse_training(graph), params, SGD(lr=0.05, momentum=0.9), progress=False,
+                      dropout_seed=7)
+    eager = copy.deepcopy(model)
+    opt = torch.optim.SGD(eager.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(5):
+        step_masks = trainer.dropout_masks_for_step(trainer.step_count + 1)
+        assert 0 < step_masks["dropout_mask.0"].mean() < 1
+        loss = trainer.step((x.numpy(), y.numpy()))
+        opt.zero_grad()
+        with DropoutMasks(step_masks):
+            want = F.mse_loss(eager(x), y)
+        want.backward()
+        opt.step()
+        assert abs(loss - want.item()) <= 1e-5 * abs(want.item())
+    for n, p in eager.named_parameters():
+        np.testing.assert_allclose(trainer.parameters()[n], p.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=n)
 
 
 def test_fused_attention_kernel_called_directly_names_op_module_and_fix():

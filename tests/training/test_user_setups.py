@@ -18,6 +18,7 @@ import torch
 from models import user_setup_fixtures
 from models.user_setups import SETUPS, Setup
 from ort_ops import rewrite, training
+from ort_ops.training.dropout import DropoutMasks
 from ort_ops.training.trainer import SGD, Adam, Trainer
 from ort_ops.training.verify import to_numpy
 
@@ -44,15 +45,17 @@ def _cast(batch, dtype):
     return tuple(t.to(dtype) if t.is_floating_point() else t for t in batch)
 
 
-def eager_run(setup: Setup, make_opt, dtype=torch.float32, steps: int = N_STEPS):
-    """PyTorch's own training: losses per step, then parameters and buffers after ``steps``."""
+def eager_run(setup: Setup, make_opt, dtype=torch.float32, steps: int = N_STEPS, masks=lambda step: {}):
+    """PyTorch's own training: losses per step, then parameters and buffers after ``steps``.
+    ``masks(step)``: the dropout masks of 1-based step ``step`` (what the trainer fed), replayed."""
     module = setup.build().to(dtype).train()
     opt = make_opt(module.parameters())
     losses = []
     for step in range(steps):
         inputs, targets = setup.batch(step)
         opt.zero_grad()
-        loss = setup.loss(module(*_cast(inputs, dtype)), *_cast(targets, dtype))
+        with DropoutMasks(masks(step + 1)):
+            loss = setup.loss(module(*_cast(inputs, dtype)), *_cast(targets, dtype))
         loss.backward()
         opt.step()
         losses.append(loss.item())
@@ -121,7 +124,8 @@ def test_training_matches_pytorch(exported, setup, opt_name):
     _, fused, params = exported(setup)
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float32))
-    assert_matches(setup.name, losses, trainer.parameters(), eager_run(setup, theirs), RTOL)
+    want = eager_run(setup, theirs, masks=trainer.dropout_masks_for_step)
+    assert_matches(setup.name, losses, trainer.parameters(), want, RTOL)
 
 
 @pytest.mark.parametrize("setup", [s for s in SETUPS if s.float16], ids=lambda s: s.name)
@@ -130,8 +134,8 @@ def test_float16_training_matches_pytorch(exported, setup):
     _, fused, params = exported(setup, torch.float16)
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float16))
-    assert_matches(setup.name, losses, trainer.parameters(), eager_run(setup, theirs, torch.float16),
-                   FLOAT16_TOLERANCE)
+    want = eager_run(setup, theirs, torch.float16, masks=trainer.dropout_masks_for_step)
+    assert_matches(setup.name, losses, trainer.parameters(), want, FLOAT16_TOLERANCE)
 
 
 def test_docs_table_is_current():
