@@ -47,9 +47,6 @@ class ScratchLayout {
   size_t size_ = 0;
 };
 
-// Bytes of a tensor of ACL type `type` (bool, the float types, int32/int64) with `dims`.
-size_t AclBytes(aclDataType type, const std::vector<int64_t>& dims);
-
 // One run of a CANN kernel: CannRun's ACL functions, stream and device helpers, plus its scratch.
 class SequenceRun : public CannRun {
  public:
@@ -72,6 +69,11 @@ class SequenceRun : public CannRun {
 
   // A CANN single op to describe and then enqueue with .Run(stream).
   AclOp Op(const char* type) const { return AclOp(*acl, type); }
+  // Enqueues op `type` (no attributes) on `inputs`, giving `outputs`.
+  OrtStatusPtr Launch(const char* type, std::initializer_list<AclTensor> inputs,
+                      std::initializer_list<AclTensor> outputs) const {
+    return Op(type).Tensors(inputs, outputs).Run(stream);
+  }
   // out (`to`, dims) = Cast(in (`from`, dims)).
   OrtStatusPtr Cast(const void* in, aclDataType from, void* out, aclDataType to,
                     const std::vector<int64_t>& dims) const;

@@ -26,8 +26,12 @@ namespace ortops::elu_grad {
 namespace {
 
 using cann::AclApi;
+using cann::Device;
+using cann::F32;
 using cann::Float32Io;
+using cann::HostConstant;
 using cann::kAclType;
+using cann::Mask;
 using cann::ScratchLayout;
 using cann::SequenceRun;
 
@@ -67,13 +71,10 @@ struct CannKernel {
     SequenceRun run;
     ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, Def::kName, &run));
     if (route == Route::kEluGrad) {
-      const size_t bytes = io.count * sizeof(typename T::Storage);
+      const auto& shape = io.shape;
       constexpr aclDataType type = kAclType<T>;
-      return run.Op("EluGrad")
-          .Input(io.inputs[0], bytes, type, io.shape)
-          .Input(io.inputs[1], bytes, type, io.shape)
-          .Output(io.output, bytes, type, io.shape)
-          .Run(run.stream);
+      return run.Launch("EluGrad", {Device(io.inputs[0], type, shape), Device(io.inputs[1], type, shape)},
+                        {Device(io.output, type, shape)});
     }
     if (route == Route::kEluGradV2) return WithEluGradV2(context, io, run);
     return WithAlpha(context, io, run);
@@ -89,33 +90,23 @@ struct CannKernel {
     char* v = run.Scratch(0);
     char* negative = run.Scratch(v_bytes);
     const auto& shape = io.shape;
+    const cann::AclTensor grads = Device(io.inputs[0], type, shape), activations = Device(io.inputs[1], type, shape);
     ORTOPS_RETURN_IF_ERROR(run.Op("EluGradV2")
-                               .Input(io.inputs[0], bytes, type, shape)
-                               .Input(io.inputs[1], bytes, type, shape)
-                               .Output(v, bytes, type, shape)
+                               .Tensors({grads, activations}, {Device(v, type, shape)})
                                .AttrFloat("alpha", alpha)
                                .AttrFloat("scale", 1.0f)
                                .AttrFloat("input_scale", 1.0f)
                                .AttrBool("is_result", true)
                                .Run(run.stream));
-    ORTOPS_RETURN_IF_ERROR(run.Op("Greater")
-                               .ConstInput(&zero_t, sizeof zero_t, type, {1})
-                               .Input(io.inputs[1], bytes, type, shape)
-                               .Output(negative, n, ACL_BOOL, shape)
-                               .Run(run.stream));
-    return run.Op("Select")
-        .Input(negative, n, ACL_BOOL, shape)
-        .Input(v, bytes, type, shape)
-        .Input(io.inputs[0], bytes, type, shape)
-        .Output(io.output, bytes, type, shape)
-        .Run(run.stream);
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Greater", {HostConstant(&zero_t, type), activations}, {Mask(negative, shape)}));
+    return run.Launch("Select", {Mask(negative, shape), Device(v, type, shape), grads},
+                      {Device(io.output, type, shape)});
   }
 
   OrtStatusPtr WithAlpha(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
     const size_t n = io.count;
     const size_t f32_bytes = n * sizeof(float);
     const auto& shape = io.shape;
-    const std::vector<int64_t> one{1};
     // scratch: t | p | mask | [g32 | a32 | y32]
     ScratchLayout layout;
     const size_t at_t = layout.Add(f32_bytes), at_p = layout.Add(f32_bytes), at_mask = layout.Add(n);
@@ -130,27 +121,11 @@ struct CannKernel {
     char* mask = run.Scratch(at_mask);
     const void* g32 = f32.In(grads);
     const void* a32 = f32.In(activations);
-    ORTOPS_RETURN_IF_ERROR(run.Op("Add")
-                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .ConstInput(&alpha, sizeof(float), ACL_FLOAT, one)
-                               .Output(t, f32_bytes, ACL_FLOAT, shape)
-                               .Run(run.stream));
-    ORTOPS_RETURN_IF_ERROR(run.Op("Mul")
-                               .Input(g32, f32_bytes, ACL_FLOAT, shape)
-                               .Input(t, f32_bytes, ACL_FLOAT, shape)
-                               .Output(p, f32_bytes, ACL_FLOAT, shape)
-                               .Run(run.stream));
-    ORTOPS_RETURN_IF_ERROR(run.Op("Less")
-                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(mask, n, ACL_BOOL, shape)
-                               .Run(run.stream));
-    ORTOPS_RETURN_IF_ERROR(run.Op("Select")
-                               .Input(mask, n, ACL_BOOL, shape)
-                               .Input(p, f32_bytes, ACL_FLOAT, shape)
-                               .Input(g32, f32_bytes, ACL_FLOAT, shape)
-                               .Output(f32.Out(y), f32_bytes, ACL_FLOAT, shape)
-                               .Run(run.stream));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Add", {F32(a32, shape), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, shape)}));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Mul", {F32(g32, shape), F32(t, shape)}, {F32(p, shape)}));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Less", {F32(a32, shape), HostConstant(&zero, ACL_FLOAT)}, {Mask(mask, shape)}));
+    ORTOPS_RETURN_IF_ERROR(
+        run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(y), shape)}));
     return f32.CastOutputs();
   }
 };

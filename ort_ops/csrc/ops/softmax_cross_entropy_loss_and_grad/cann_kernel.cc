@@ -56,7 +56,11 @@
 namespace ortops::softmax_cross_entropy_loss_and_grad {
 namespace {
 
+using cann::Device;
+using cann::F32;
 using cann::Float32Io;
+using cann::HostConstant;
+using cann::Mask;
 using cann::ScratchLayout;
 using cann::SequenceRun;
 
@@ -139,11 +143,7 @@ class CannKernel : public Kernel {
     // ulp of the row's largest logit. On log_softmax(x) (largest value <= 0, near 0 for a
     // confident row) that error is an ulp of the log-probabilities themselves.
     void* lsm = cann.Scratch(at_lsm);
-    ORTOPS_RETURN_IF_ERROR(cann.Op("LogSoftmaxV2")
-                               .Input(f32.In(x), f32_nc, ACL_FLOAT, nc)
-                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
-                               .AttrInts("axes", {1})
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, f32.In(x), lsm, nc));
     ORTOPS_RETURN_IF_ERROR(cann.Op("CrossEntropyLoss")
                                .Input(lsm, f32_nc, ACL_FLOAT, nc)
                                .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
@@ -166,12 +166,8 @@ class CannKernel : public Kernel {
       ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "mean", g));
       ORTOPS_RETURN_IF_ERROR(Grad(cann, &zero, true, log_prob, run, "sum", z));
       ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
-      ORTOPS_RETURN_IF_ERROR(cann.Op("SelectV2")
-                                 .Input(valid, n, ACL_BOOL, n1)
-                                 .Input(g, f32_nc, ACL_FLOAT, nc)
-                                 .Input(z, f32_nc, ACL_FLOAT, nc)
-                                 .Output(f32.Out(dlogits), f32_nc, ACL_FLOAT, nc)
-                                 .Run(cann.stream));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, n1), F32(g, nc), F32(z, nc)}, {F32(f32.Out(dlogits), nc)}));
     }
     return f32.CastOutputs();
   }
@@ -202,12 +198,9 @@ class CannKernel : public Kernel {
 
   // valid [N] bool = NotEqual(target, ignore_index).
   OrtStatusPtr Valid(const SequenceRun& cann, const Run& run, void* valid) const {
-    const auto n = static_cast<size_t>(run.n);
-    return cann.Op("NotEqual")
-        .Input(run.target.data, n * sizeof(int64_t), ACL_INT64, {run.n})
-        .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, {1})
-        .Output(valid, n, ACL_BOOL, {run.n})
-        .Run(cann.stream);
+    return cann.Launch(
+        "NotEqual", {Device(run.target.data, ACL_INT64, {run.n}), HostConstant(&attributes_.ignore_index, ACL_INT64)},
+        {Mask(valid, {run.n})});
   }
 
   OrtStatusPtr OneHotRoute(OrtKernelContext* context, const Run& run, SequenceRun& cann, const Outputs& out) const {
@@ -237,52 +230,30 @@ class CannKernel : public Kernel {
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
     const int64_t axis = 0, class_axis = 1;
     const float zero = 0.0f, minus_one = -1.0f;
-    const size_t target_bytes = n * sizeof(int64_t);
-    ORTOPS_RETURN_IF_ERROR(cann.Op("Equal")
-                               .Input(run.target.data, target_bytes, ACL_INT64, n1)
-                               .ConstInput(iota.data(), c * sizeof(int64_t), ACL_INT64, {1, run.c})
-                               .Output(onehot, n * c, ACL_BOOL, nc)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
+                    {Mask(onehot, nc)}));
     ORTOPS_RETURN_IF_ERROR(cann.Cast(onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("SoftmaxCrossEntropyWithLogits")
-                               .Input(x32, f32_nc, ACL_FLOAT, nc)
-                               .Input(labels, f32_nc, ACL_FLOAT, nc)
-                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .Output(backprop, f32_nc, ACL_FLOAT, nc)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("SoftmaxCrossEntropyWithLogits", {F32(x32, nc), F32(labels, nc)},
+                                       {F32(rows, rows_shape), F32(backprop, nc)}));
     // rows = log_softmax(x)[n, target[n]] (0 where the target is no class): one value and zeros
     // summed, exact in any order
-    ORTOPS_RETURN_IF_ERROR(cann.Op("LogSoftmaxV2")
-                               .Input(x32, f32_nc, ACL_FLOAT, nc)
-                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
-                               .AttrInts("axes", {1})
-                               .Run(cann.stream));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("SelectV2")
-                               .Input(onehot, n * c, ACL_BOOL, nc)
-                               .Input(lsm, f32_nc, ACL_FLOAT, nc)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(picked, f32_nc, ACL_FLOAT, nc)
-                               .Run(cann.stream));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("ReduceSum")
-                               .Input(picked, f32_nc, ACL_FLOAT, nc)
-                               .ConstInput(&class_axis, sizeof(int64_t), ACL_INT64, {1})
-                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .AttrBool("keep_dims", false)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Op("ReduceSum")
+            .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})
+            .AttrBool("keep_dims", false)
+            .Run(cann.stream));
     ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("SelectV2")
-                               .Input(valid, n, ACL_BOOL, rows_shape)
-                               .Input(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(masked, f32_n, ACL_FLOAT, rows_shape)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2",
+                                       {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                                       {F32(masked, rows_shape)}));
     void* total_out = attributes_.mean ? total : loss32;
     ORTOPS_RETURN_IF_ERROR(Sum(cann, masked, n, neg_total, &axis));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("Mul")
-                               .Input(neg_total, sizeof(float), ACL_FLOAT, one)
-                               .ConstInput(&minus_one, sizeof(float), ACL_FLOAT, one)
-                               .Output(total_out, sizeof(float), ACL_FLOAT, one)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("Mul", {F32(neg_total, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
     const void* scale_in = f32.In(d);
     if (attributes_.mean) {
       ORTOPS_RETURN_IF_ERROR(cann.Cast(valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
@@ -291,36 +262,26 @@ class CannKernel : public Kernel {
       ORTOPS_RETURN_IF_ERROR(Divide(cann, f32.In(d), count, scale));
       scale_in = scale;
     }
-    ORTOPS_RETURN_IF_ERROR(cann.Op("SelectV2")
-                               .Input(valid, n, ACL_BOOL, n1)
-                               .Input(scale_in, sizeof(float), ACL_FLOAT, one)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(w, f32_n, ACL_FLOAT, n1)
-                               .Run(cann.stream));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("Mul")
-                               .Input(backprop, f32_nc, ACL_FLOAT, nc)
-                               .Input(w, f32_n, ACL_FLOAT, n1)
-                               .Output(f32.Out(dlogits), f32_nc, ACL_FLOAT, nc)
-                               .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("SelectV2", {Mask(valid, n1), F32(scale_in, one), HostConstant(&zero, ACL_FLOAT)}, {F32(w, n1)}));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(backprop, nc), F32(w, n1)}, {F32(f32.Out(dlogits), nc)}));
     return f32.CastOutputs();
   }
 
   // out [1] = the sum of the float32 vector `in` [n].
   static OrtStatusPtr Sum(const SequenceRun& cann, const void* in, size_t n, void* out, const int64_t* axis) {
     return cann.Op("ReduceSum")
-        .Input(in, n * sizeof(float), ACL_FLOAT, {static_cast<int64_t>(n)})
-        .ConstInput(axis, sizeof(int64_t), ACL_INT64, {1})
-        .Output(out, sizeof(float), ACL_FLOAT, {1})
+        .Tensors({F32(in, {static_cast<int64_t>(n)}), HostConstant(axis, ACL_INT64)}, {F32(out, {1})})
         .AttrBool("keep_dims", true)
         .Run(cann.stream);
   }
   // out [1] = a [1] / b [1].
   static OrtStatusPtr Divide(const SequenceRun& cann, const void* a, const void* b, void* out) {
-    return cann.Op("RealDiv")
-        .Input(a, sizeof(float), ACL_FLOAT, {1})
-        .Input(b, sizeof(float), ACL_FLOAT, {1})
-        .Output(out, sizeof(float), ACL_FLOAT, {1})
-        .Run(cann.stream);
+    return cann.Launch("RealDiv", {F32(a, {1}), F32(b, {1})}, {F32(out, {1})});
+  }
+  // out = log_softmax(x) over the classes (x [N, C] float32).
+  static OrtStatusPtr LogSoftmax(const SequenceRun& cann, const void* x, void* out, const std::vector<int64_t>& nc) {
+    return cann.Op("LogSoftmaxV2").Tensors({F32(x, nc)}, {F32(out, nc)}).AttrInts("axes", {1}).Run(cann.stream);
   }
 
   Attributes attributes_;
