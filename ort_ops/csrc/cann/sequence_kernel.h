@@ -10,7 +10,8 @@
 // A kernel checks the CANN ops it will launch at creation (KernelAcl) and, per run:
 //   ScratchLayout layout; ... layout.Add(bytes) ... io.Input(&layout, ...) ...
 //   SequenceRun run;  Begin(context, name, &run);  run.Lease(context, scratch, memory, layout.size());
-//   io.CastInputs(run);  run.Op("Add").Input(...).Output(...).Run(run.stream);  ...  io.CastOutputs();
+//   io.CastInputs(run);  run.Launch("Add", {F32(a, dims), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, dims)});
+//   ... (ops with attributes: run.Op("X").Tensors(...).AttrInt(...).Run(run.stream));  io.CastOutputs();
 #pragma once
 
 #include <cstddef>
