@@ -132,7 +132,7 @@ def main() -> None:
     thread_counts = [int(t) for t in args.threads.split(",")]
     names = ["ortops", "ort-std", "torch-elu", "torch-add", "numpy"]
     print(f"EluGrad GB/s (ratio to torch-add in parentheses); CPU loops: "
-          f"{ort_ops.library.cpu_loops()}; onnxruntime {ort.__version__}, torch {torch.__version__}")
+          f"{ort_ops.library.elu_grad_cpu_loops()}; onnxruntime {ort.__version__}, torch {torch.__version__}")
     header = f"{'n':>6} {'dtype':>8} {'thr':>3} " + " ".join(f"{n:>15}" for n in names)
     print(header)
     print("-" * len(header))

@@ -110,10 +110,10 @@ def cann_op_unavailable(soc_name: str, op_type: str) -> str | None:
     return reason.decode() if reason else None
 
 
-def cpu_loops() -> str:
+def elu_grad_cpu_loops() -> str:
     """The CPU loops EluGrad runs now: ``"avx2"`` or ``"portable"`` (see ORTOPS_FORCE_PORTABLE)."""
     import ctypes
 
-    fn = ctypes.CDLL(get_library_path()).OrtOpsCpuLoops
+    fn = ctypes.CDLL(get_library_path()).OrtOpsEluGradCpuLoops
     fn.restype = ctypes.c_char_p
     return fn().decode()

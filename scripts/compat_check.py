@@ -417,7 +417,7 @@ def check_api(info):
     minor = ort_minor()
     expected = min(minor, HEADER_API)
     info.update(api_version=api, api_expected=expected, ort_version=ort.__version__,
-                providers=ort.get_available_providers(), cpu_loops=ort_ops.library.cpu_loops())
+                providers=ort.get_available_providers(), cpu_loops=ort_ops.library.elu_grad_cpu_loops())
     assert before == 0, f"OrtOpsApiVersion() was {before} before any registration (expected 0)"
     assert after_register == api, f"OrtOpsApiVersion() {after_register} after register, {api} after the session"
     assert api == expected, (f"negotiated API {api}, expected {expected} = min(runtime {ort.__version__} "

@@ -10,6 +10,25 @@ OrtStatusPtr AclError(const AclApi& acl, const std::string& what, aclError code)
                    ORT_RUNTIME_EXCEPTION);
 }
 
+size_t AclBytes(aclDataType type, const std::vector<int64_t>& dims) {
+  size_t count = 1;
+  for (int64_t v : dims) count *= static_cast<size_t>(v);
+  switch (type) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8: return count;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16: return count * 2;
+    case ACL_FLOAT:
+    case ACL_INT32: return count * 4;
+    case ACL_DOUBLE:
+    case ACL_INT64: return count * 8;
+    default: return 0;
+  }
+}
+
 AclOp::AclOp(const AclApi& acl, const char* type) : acl_(acl), type_(type) {
   attr_ = acl_.CreateAttr();
   if (attr_ == nullptr) setup_error_ = "aclopCreateAttr returned NULL";
@@ -39,6 +58,18 @@ aclTensorDesc* AclOp::Add(bool input, const void* data, size_t bytes, aclDataTyp
 AclOp& AclOp::Input(const void* data, size_t bytes, aclDataType type, const std::vector<int64_t>& dims,
                     aclFormat format) {
   Add(true, data, bytes, type, dims, format);
+  return *this;
+}
+
+AclOp& AclOp::Tensors(std::initializer_list<AclTensor> inputs, std::initializer_list<AclTensor> outputs) {
+  for (const AclTensor& t : inputs) {
+    if (t.host_constant) {
+      ConstInput(t.data, AclBytes(t.type, t.dims), t.type, t.dims);
+    } else {
+      Input(t.data, AclBytes(t.type, t.dims), t.type, t.dims);
+    }
+  }
+  for (const AclTensor& t : outputs) Output(const_cast<void*>(t.data), AclBytes(t.type, t.dims), t.type, t.dims);
   return *this;
 }
 

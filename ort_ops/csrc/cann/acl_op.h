@@ -3,13 +3,36 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cann/acl_api.h"
 #include "common/ort_api.h"
 
 namespace ortops::cann {
+
+// Bytes of a tensor of ACL type `type` with `dims` (bool, the integer and float types; 0 for others).
+size_t AclBytes(aclDataType type, const std::vector<int64_t>& dims);
+
+// One tensor of an op, for AclOp::Tensors: device memory (or a constant in host memory, input
+// only) of an ACL type and dims, format ND, `AclBytes(type, dims)` bytes.
+struct AclTensor {
+  const void* data = nullptr;
+  aclDataType type = ACL_FLOAT;
+  std::vector<int64_t> dims;
+  bool host_constant = false;
+};
+inline AclTensor Device(const void* data, aclDataType type, std::vector<int64_t> dims) {
+  return AclTensor{data, type, std::move(dims), false};
+}
+inline AclTensor F32(const void* data, std::vector<int64_t> dims) { return Device(data, ACL_FLOAT, std::move(dims)); }
+inline AclTensor Mask(const void* data, std::vector<int64_t> dims) { return Device(data, ACL_BOOL, std::move(dims)); }
+// A constant input (aclSetTensorConst) held in host memory at `host`, shape [1] unless given.
+inline AclTensor HostConstant(const void* host, aclDataType type, std::vector<int64_t> dims = {1}) {
+  return AclTensor{host, type, std::move(dims), true};
+}
 
 class AclOp {
  public:
@@ -28,6 +51,8 @@ class AclOp {
   // A constant input (aclSetTensorConst): `host` holds its value in host memory, read when the op
   // is enqueued; no device copy is needed.
   AclOp& ConstInput(const void* host, size_t bytes, aclDataType type, const std::vector<int64_t>& dims);
+  // The op's inputs, then its outputs, in order (as Input/ConstInput and Output would add them).
+  AclOp& Tensors(std::initializer_list<AclTensor> inputs, std::initializer_list<AclTensor> outputs);
   AclOp& AttrInt(const char* name, int64_t value);
   AclOp& AttrFloat(const char* name, float value);
   AclOp& AttrBool(const char* name, bool value);

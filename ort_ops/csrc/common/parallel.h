@@ -29,4 +29,22 @@ OrtStatusPtr RunInChunks(OrtKernelContext* context, size_t count, size_t paralle
   return Api().KernelContext_ParallelFor(context, &Pieces::Run, (count + chunk - 1) / chunk, 0, &pieces);
 }
 
+// Calls item(i) for every i in [0, items): one i per work piece on the intra-op pool when
+// `parallel` (worth it when the work is large and has more than one item), else in order on the
+// calling thread. `item` outlives the call.
+template <typename Item>
+OrtStatusPtr ForEachItem(OrtKernelContext* context, size_t items, bool parallel, const Item& item) {
+  struct Job {
+    const Item* item;
+    void Run(size_t begin, size_t end) const {
+      for (size_t i = begin; i < end; ++i) (*item)(i);
+    }
+  } job{&item};
+  if (!parallel) {
+    job.Run(0, items);
+    return nullptr;
+  }
+  return RunInChunks(context, items, 0, 1, job);
+}
+
 }  // namespace ortops

@@ -69,11 +69,10 @@ class BinaryKernel : public PlacedKernel {
       return Fail("shapes " + ShapeText(a.shape) + " and " + ShapeText(b.shape) + " do not broadcast");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     return AclOp(*run.acl, acl_op_)
         .Input(a.data, Bytes(a), AclTypeOf(a.type), a.shape)
         .Input(b.data, Bytes(b), AclTypeOf(b.type), b.shape)
@@ -102,11 +101,10 @@ class WhereKernel : public PlacedKernel {
                   " do not broadcast");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     return AclOp(*run.acl, "SelectV2")
         .Input(c.data, Bytes(c), ACL_BOOL, c.shape)
         .Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape)

@@ -35,10 +35,9 @@ class CastKernel : public PlacedKernel {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, x.shape, &out));
-    if (x.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     const size_t out_bytes = x.count * ElementSize(to_);
     if (x.type == to_) return run.CopyOnDevice(out, x.data, out_bytes);
     return AclOp(*run.acl, "Cast")

@@ -40,11 +40,10 @@ class ConstantOfShapeKernel : public PlacedKernel {
       if (d < 0) return Fail("input (the shape) is " + ShapeText(shape) + "; every dimension must be >= 0");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     const size_t bytes = count * value_.size();
     if (SameBytes()) {
       const aclError code = run.acl->MemsetAsync(out, bytes, value_[0], bytes, run.stream);

@@ -61,11 +61,10 @@ class ConvTransposeKernel : public PlacedKernel {
                   ")");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     const aclDataType type = AclTypeOf(x.type);
     const size_t out_bytes = count * ElementSize(x.type);
     const int32_t input_size[4] = {static_cast<int32_t>(shape[0]), static_cast<int32_t>(shape[1]),

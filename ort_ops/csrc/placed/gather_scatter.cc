@@ -30,10 +30,9 @@ class GatherElementsKernel : public PlacedKernel {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, index.shape, &out));
-    if (index.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, index.shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     const aclDataType type = AclTypeOf(x.type);
     ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
                                .Input(x.data, Bytes(x), type, x.shape)
@@ -74,10 +73,9 @@ class ScatterElementsKernel : public PlacedKernel {
                   " must have one shape of data's rank (" + ShapeText(data.shape) + ")");
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, data.shape, &out));
-    if (data.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, data.shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     const aclDataType type = AclTypeOf(data.type);
     ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterElements")
                                .Input(data.data, Bytes(data), type, data.shape)

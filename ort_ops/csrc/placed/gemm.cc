@@ -46,10 +46,9 @@ class GemmKernel : public PlacedKernel {
     }
     const bool as_bias = c.present && c.count == static_cast<size_t>(n) && (c.shape.size() == 1 || c.shape[0] == 1);
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    if (m == 0 || n == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     const aclDataType type = AclTypeOf(a.type);
     const size_t out_bytes = static_cast<size_t>(m * n) * ElementSize(a.type);
     if (k == 0) return EmptyProduct(run, c, shape, out, out_bytes);

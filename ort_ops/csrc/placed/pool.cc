@@ -43,11 +43,10 @@ class MaxPoolKernel : public PlacedKernel {
       if (ceil_mode_ && (shape[2 + i] - 1) * strides_[i] >= x.shape[2 + i] + pads_[i]) shape[2 + i] -= 1;
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     const aclDataType type = AclTypeOf(x.type);
     return AclOp(*run.acl, "MaxPoolV3")
         .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)

@@ -41,11 +41,10 @@ class ReduceSumKernel : public PlacedKernel {
       }
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    const size_t count = ElementCount(shape);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(shape);
     if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
     // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
     if (x.count == 0) return run.ZeroOnDevice(out, count * ElementSize(x.type));

@@ -28,10 +28,9 @@ class ShapeKernel : public PlacedKernel {
       return Fail("cannot give a tensor of shape " + ShapeText(data.shape) + " the shape " + ShapeText(shape));
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    if (data.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     return run.CopyOnDevice(out, data.data, Bytes(data));
   }
 

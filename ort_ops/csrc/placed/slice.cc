@@ -57,11 +57,10 @@ class SliceKernel : public PlacedKernel {
       size[static_cast<size_t>(axis)] = std::max<int64_t>(0, end - begin);
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, size, &out));
-    const size_t count = ElementCount(size);
-    if (count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, size, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
+    const size_t count = ElementCount(size);
     if (count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
     const aclDataType type = AclTypeOf(x.type);
     const auto n = static_cast<int64_t>(rank);

@@ -19,10 +19,9 @@ class LogSoftmaxKernel : public PlacedKernel {
       return Fail("axis " + std::to_string(axis_) + " is out of range for input of shape " + ShapeText(x.shape));
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, x.shape, &out));
-    if (x.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     const aclDataType type = AclTypeOf(x.type);
     return AclOp(*run.acl, "LogSoftmaxV2")
         .Input(x.data, Bytes(x), type, x.shape)

@@ -33,10 +33,9 @@ class TransposeKernel : public PlacedKernel {
       shape[i] = x.shape[static_cast<size_t>(axis)];
     }
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &out));
-    if (x.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     if (rank <= 1) return run.CopyOnDevice(out, x.data, Bytes(x));
     const aclDataType type = AclTypeOf(x.type);
     return AclOp(*run.acl, "Transpose")

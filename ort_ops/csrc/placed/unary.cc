@@ -46,10 +46,9 @@ class UnaryKernel : public PlacedKernel {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
     void* out = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, x.shape, &out));
-    if (x.count == 0) return nullptr;
     CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, name(), &run));
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
+    if (out == nullptr) return nullptr;  // empty: nothing to launch
     AclOp op(*run.acl, acl_op_);
     op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape).Output(out, Bytes(x), AclTypeOf(x.type), x.shape);
     if (is_elu_) op.AttrFloat("alpha", alpha_).AttrFloat("scale", 1.0f).AttrFloat("input_scale", 1.0f);

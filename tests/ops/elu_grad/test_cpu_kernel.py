@@ -24,9 +24,9 @@ def code_path(request, monkeypatch):
         monkeypatch.setenv("ORTOPS_FORCE_PORTABLE", "1")
     else:
         monkeypatch.delenv("ORTOPS_FORCE_PORTABLE", raising=False)
-        if not ort_ops.library.cpu_loops() == "avx2":
+        if not ort_ops.library.elu_grad_cpu_loops() == "avx2":
             pytest.skip("this CPU has no AVX2+F16C: only the portable loops exist")
-    assert ort_ops.library.cpu_loops() == request.param
+    assert ort_ops.library.elu_grad_cpu_loops() == request.param
     return request.param
 
 
@@ -234,7 +234,7 @@ def test_nan_payloads_random_both_loops_agree(dtype, alpha, monkeypatch):
     for path in ("avx2", "portable"):
         if path == "portable":
             monkeypatch.setenv("ORTOPS_FORCE_PORTABLE", "1")
-        elif ort_ops.library.cpu_loops() != "avx2":
+        elif ort_ops.library.elu_grad_cpu_loops() != "avx2":
             continue
         results[path] = run_elu_grad(session, grads, activations)
         assert_bits_equal(results[path], expected)

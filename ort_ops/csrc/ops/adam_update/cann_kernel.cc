@@ -10,79 +10,55 @@
 //   ApplyAdamW on them in place with weight_decay 0 (PyTorch Adam's epsilon placement; CANN
 //   multiplies the beta powers by beta itself and computes in float32, in its own order).
 // beta1, beta2, eps and the zero weight decay are constant inputs (no host-to-device copy); the
-// float32 scalars and the decayed gradient live in per-stream scratch (stream_scratch.h). The CANN
-// ops a node launches are checked against the SoC when its kernel is created.
-#include <string>
+// float32 scalars and the decayed gradient live in the run's scratch lease (the CANN kernel
+// skeleton, cann/sequence_kernel.h). The CANN ops a node launches are checked against the SoC when
+// its kernel is created.
+#include <vector>
 
-#include "cann/acl_op.h"
-#include "cann/cann_run.h"
+#include "cann/sequence_kernel.h"
 #include "cann/soc.h"
-#include "cann/stream_scratch.h"
 #include "common/op_base.h"
 #include "ops/adam_update/adam_update.h"
 
 namespace ortops::adam_update {
 namespace {
 
-using cann::AclOp;
-using cann::CannRun;
-using cann::ScratchLease;
-
-using cann::ScratchAligned;
+using cann::SequenceRun;
 
 class CannKernel : public Kernel {
  public:
-  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
-    *status = ReadAttributes(info, &a_);
-    if (*status != nullptr) return;
-    *status = cann::AclForKernel(kName, &acl_);
-    if (*status != nullptr) return;
-    *status = cann::RequireOps(*acl_, kName, {"Cast", "ApplyAdamW"});
-    if (*status == nullptr && a_.weight_decay != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Axpy"});
-  }
+  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = Init(info); }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Io io;
     ORTOPS_RETURN_IF_ERROR(PrepareIo(context, &io));
     if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the outputs are empty anyway
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, kName, &run));
-    const std::vector<int64_t>& shape = io.param.shape;
-    const size_t bytes = io.count * sizeof(float);
-    const bool decay = a_.weight_decay != 0.0f;
+    SequenceRun run;
+    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &run));
     // scratch: float32 scalars | [decayed grad]
-    const size_t scalars_slot = ScratchAligned(kScalars * sizeof(float));
-    ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, io.param.memory, *run.acl, run.stream,
-                                            scalars_slot + (decay ? ScratchAligned(bytes) : 0), &lease));
-    char* scratch = lease.data();
+    cann::ScratchLayout layout;
+    const size_t at_scalars = layout.Add(kScalars * sizeof(float));
+    const size_t at_decayed = layout.Add(a_.weight_decay != 0.0f ? io.count * sizeof(float) : 0);
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, io.param.memory, layout.size()));
     const char* s32 = static_cast<const char*>(io.cann_scalars.data);
-    const std::vector<int64_t> one{1};
     const bool given = io.cann_scalars.present;
     if (!given) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
-                                 .Input(io.scalars.data, kScalars * sizeof(double), ACL_DOUBLE, {kScalars})
-                                 .Output(scratch, kScalars * sizeof(float), ACL_FLOAT, {kScalars})
-                                 .AttrInt("dst_type", ACL_FLOAT)
-                                 .Run(run.stream));
-      s32 = scratch;
+      s32 = run.Scratch(at_scalars);
+      ORTOPS_RETURN_IF_ERROR(run.Cast(io.scalars.data, ACL_DOUBLE, run.Scratch(at_scalars), ACL_FLOAT, {kScalars}));
     }
+    const std::vector<int64_t>& shape = io.param.shape;
     const void* g = io.grad.data;
-    if (decay) {
-      void* decayed = scratch + scalars_slot;
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Axpy")
-                                 .Input(g, bytes, ACL_FLOAT, shape)
-                                 .Input(io.param.data, bytes, ACL_FLOAT, shape)
-                                 .Output(decayed, bytes, ACL_FLOAT, shape)
-                                 .AttrFloat("alpha", a_.weight_decay)
-                                 .Run(run.stream));
-      g = decayed;
+    if (a_.weight_decay != 0.0f) {
+      ORTOPS_RETURN_IF_ERROR(run.Axpy(g, io.param.data, a_.weight_decay, run.Scratch(at_decayed), shape));
+      g = run.Scratch(at_decayed);
     }
+    const size_t bytes = io.count * sizeof(float);
     ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_param, io.param.data, bytes));
     ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg, io.exp_avg.data, bytes));
     ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_exp_avg_sq, io.exp_avg_sq.data, bytes));
     constexpr size_t f = sizeof(float);
-    AclOp apply(*run.acl, "ApplyAdamW");
+    const std::vector<int64_t> one{1};
+    cann::AclOp apply = run.Op("ApplyAdamW");
     apply
         .Input(io.new_param, bytes, ACL_FLOAT, shape)       // var
         .Input(io.new_exp_avg, bytes, ACL_FLOAT, shape)     // m
@@ -115,9 +91,16 @@ class CannKernel : public Kernel {
   }
 
  private:
+  // The attributes and the CANN ops the node will launch on this SoC.
+  OrtStatusPtr Init(const OrtKernelInfo* info) {
+    ORTOPS_RETURN_IF_ERROR(ReadAttributes(info, &a_));
+    const cann::AclApi* acl = nullptr;
+    ORTOPS_RETURN_IF_ERROR(cann::KernelAcl(kName, {"Cast", "ApplyAdamW"}, &acl));
+    return a_.weight_decay != 0.0f ? cann::RequireOps(*acl, kName, {"Axpy"}) : nullptr;
+  }
+
   static constexpr float kZero = 0.0f;
   Attributes a_;
-  const cann::AclApi* acl_ = nullptr;
   mutable cann::ScratchUser scratch_;
 };
 

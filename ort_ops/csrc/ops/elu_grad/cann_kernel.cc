@@ -11,18 +11,14 @@
 //               y = Select(m, p, g); [Cast y -> T] (4 launches in float32, 7 for float16/bfloat16).
 // Each is bit-identical to the reference (NaN rules included). A SoC with none of them fails the
 // session naming the SoC and the missing ops (cann/soc.h).
-// The scalars 0 and alpha are constant inputs (aclSetTensorConst): no host-to-device copy. The
-// float32 intermediates live in per-stream scratch (stream_scratch.h), valid until the ops that
-// use them have run, whatever the number of concurrent runs and streams.
+// The scalars 0 and alpha are constant inputs (aclSetTensorConst): no host-to-device copy. Written
+// on the CANN kernel skeleton (cann/sequence_kernel.h): the sequence route's casts are its
+// Float32Io, the intermediates live in the run's scratch lease.
 // Empty tensors launch nothing. ACL is loaded lazily (see acl_api.h).
-#include <string>
+#include <vector>
 
-#include "cann/acl_api.h"
-#include "cann/acl_op.h"
-#include "cann/acl_types.h"
-#include "cann/cann_run.h"
+#include "cann/sequence_kernel.h"
 #include "cann/soc.h"
-#include "cann/stream_scratch.h"
 #include "common/op_base.h"
 #include "ops/elu_grad/elu_grad.h"
 
@@ -30,11 +26,14 @@ namespace ortops::elu_grad {
 namespace {
 
 using cann::AclApi;
-using cann::AclOp;
-using cann::GetAcl;
+using cann::Device;
+using cann::F32;
+using cann::Float32Io;
+using cann::HostConstant;
 using cann::kAclType;
-using cann::ScratchLease;
-using cann::ScratchUser;
+using cann::Mask;
+using cann::ScratchLayout;
+using cann::SequenceRun;
 
 enum class Route { kEluGrad, kEluGradV2, kSequence };
 
@@ -45,7 +44,7 @@ struct CannKernel {
   const typename T::Storage zero_t = 0;  // +0.0 in T
   const float alpha;
   Route route = Route::kSequence;
-  mutable ScratchUser scratch;
+  mutable cann::ScratchUser scratch;
 
   // The first exact route this SoC has the CANN ops for.
   OrtStatusPtr Init() {
@@ -69,126 +68,65 @@ struct CannKernel {
     ElementwiseIo io;
     ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
     if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
-    std::string error;
-    const AclApi* acl = GetAcl(&error);
-    if (acl == nullptr) return MakeError("EluGrad on CANN: " + error, ORT_FAIL);
-    void* stream = nullptr;
-    ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetGPUComputeStream(context, &stream));
-    const size_t bytes = io.count * sizeof(typename T::Storage);
-    constexpr aclDataType type = kAclType<T>;
+    SequenceRun run;
+    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, Def::kName, &run));
     if (route == Route::kEluGrad) {
-      return AclOp(*acl, "EluGrad")
-          .Input(io.inputs[0], bytes, type, io.shape)
-          .Input(io.inputs[1], bytes, type, io.shape)
-          .Output(io.output, bytes, type, io.shape)
-          .Run(stream);
+      const auto& shape = io.shape;
+      constexpr aclDataType type = kAclType<T>;
+      return run.Launch("EluGrad", {Device(io.inputs[0], type, shape), Device(io.inputs[1], type, shape)},
+                        {Device(io.output, type, shape)});
     }
-    if (route == Route::kEluGradV2) return WithEluGradV2(context, *acl, stream, io);
-    return WithAlpha(context, *acl, stream, io);
+    if (route == Route::kEluGradV2) return WithEluGradV2(context, io, run);
+    return WithAlpha(context, io, run);
   }
 
-  OrtStatusPtr WithEluGradV2(OrtKernelContext* context, const AclApi& acl, aclrtStream stream,
-                             const ElementwiseIo& io) const {
+  OrtStatusPtr WithEluGradV2(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
     constexpr aclDataType type = kAclType<T>;
     const size_t n = io.count;
     const size_t bytes = n * sizeof(typename T::Storage);
+    // scratch: v | negative (the mask last: no padding after it)
     const size_t v_bytes = cann::ScratchAligned(bytes);
-    ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch.Acquire(context, io.memory, acl, stream, v_bytes + n, &lease));
-    char* v = lease.data();
-    char* negative = v + v_bytes;
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, v_bytes + n));
+    char* v = run.Scratch(0);
+    char* negative = run.Scratch(v_bytes);
     const auto& shape = io.shape;
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "EluGradV2")
-                               .Input(io.inputs[0], bytes, type, shape)
-                               .Input(io.inputs[1], bytes, type, shape)
-                               .Output(v, bytes, type, shape)
+    const cann::AclTensor grads = Device(io.inputs[0], type, shape), activations = Device(io.inputs[1], type, shape);
+    ORTOPS_RETURN_IF_ERROR(run.Op("EluGradV2")
+                               .Tensors({grads, activations}, {Device(v, type, shape)})
                                .AttrFloat("alpha", alpha)
                                .AttrFloat("scale", 1.0f)
                                .AttrFloat("input_scale", 1.0f)
                                .AttrBool("is_result", true)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Greater")
-                               .ConstInput(&zero_t, sizeof zero_t, type, {1})
-                               .Input(io.inputs[1], bytes, type, shape)
-                               .Output(negative, n, ACL_BOOL, shape)
-                               .Run(stream));
-    return AclOp(acl, "Select")
-        .Input(negative, n, ACL_BOOL, shape)
-        .Input(v, bytes, type, shape)
-        .Input(io.inputs[0], bytes, type, shape)
-        .Output(io.output, bytes, type, shape)
-        .Run(stream);
+                               .Run(run.stream));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Greater", {HostConstant(&zero_t, type), activations}, {Mask(negative, shape)}));
+    return run.Launch("Select", {Mask(negative, shape), Device(v, type, shape), grads},
+                      {Device(io.output, type, shape)});
   }
 
-  OrtStatusPtr WithAlpha(OrtKernelContext* context, const AclApi& acl, aclrtStream stream,
-                         const ElementwiseIo& io) const {
-    constexpr bool is_f32 = kAclType<T> == ACL_FLOAT;
+  OrtStatusPtr WithAlpha(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
     const size_t n = io.count;
     const size_t f32_bytes = n * sizeof(float);
     const auto& shape = io.shape;
-    const std::vector<int64_t> one{1};
-    // scratch: t | p | mask | [g32 | a32 | y32], each slot cann::kScratchAlign aligned
-    const size_t slot = cann::ScratchAligned(f32_bytes);
-    const size_t mask_bytes = cann::ScratchAligned(n);
-    const size_t total = 2 * slot + mask_bytes + (is_f32 ? 0 : 3 * slot);
-    ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch.Acquire(context, io.memory, acl, stream, total, &lease));
-    char* t = lease.data();
-    char* p = t + slot;
-    char* mask = p + slot;
-    const void* grads = io.inputs[0];
-    const void* activations = io.inputs[1];
-    const void* g32 = grads;
-    const void* a32 = activations;
-    void* y32 = io.output;
-    if (!is_f32) {
-      char* extra = mask + mask_bytes;
-      g32 = extra;
-      a32 = extra + slot;
-      y32 = extra + 2 * slot;
-    }
-    const size_t in_bytes = n * sizeof(typename T::Storage);
-    if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
-                                 .Input(grads, in_bytes, kAclType<T>, shape)
-                                 .Output(const_cast<void*>(g32), f32_bytes, ACL_FLOAT, shape)
-                                 .AttrInt("dst_type", ACL_FLOAT)
-                                 .Run(stream));
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
-                                 .Input(activations, in_bytes, kAclType<T>, shape)
-                                 .Output(const_cast<void*>(a32), f32_bytes, ACL_FLOAT, shape)
-                                 .AttrInt("dst_type", ACL_FLOAT)
-                                 .Run(stream));
-    }
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Add")
-                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .ConstInput(&alpha, sizeof(float), ACL_FLOAT, one)
-                               .Output(t, f32_bytes, ACL_FLOAT, shape)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
-                               .Input(g32, f32_bytes, ACL_FLOAT, shape)
-                               .Input(t, f32_bytes, ACL_FLOAT, shape)
-                               .Output(p, f32_bytes, ACL_FLOAT, shape)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Less")
-                               .Input(a32, f32_bytes, ACL_FLOAT, shape)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(mask, n, ACL_BOOL, shape)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Select")
-                               .Input(mask, n, ACL_BOOL, shape)
-                               .Input(p, f32_bytes, ACL_FLOAT, shape)
-                               .Input(g32, f32_bytes, ACL_FLOAT, shape)
-                               .Output(y32, f32_bytes, ACL_FLOAT, shape)
-                               .Run(stream));
-    if (!is_f32) {
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Cast")
-                                 .Input(y32, f32_bytes, ACL_FLOAT, shape)
-                                 .Output(io.output, in_bytes, kAclType<T>, shape)
-                                 .AttrInt("dst_type", kAclType<T>)
-                                 .Run(stream));
-    }
-    return nullptr;
+    // scratch: t | p | mask | [g32 | a32 | y32]
+    ScratchLayout layout;
+    const size_t at_t = layout.Add(f32_bytes), at_p = layout.Add(f32_bytes), at_mask = layout.Add(n);
+    Float32Io<T> f32;
+    const size_t grads = f32.Input(&layout, io.inputs[0], shape);
+    const size_t activations = f32.Input(&layout, io.inputs[1], shape);
+    const size_t y = f32.Output(&layout, io.output, shape);
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
+    char* t = run.Scratch(at_t);
+    char* p = run.Scratch(at_p);
+    char* mask = run.Scratch(at_mask);
+    const void* g32 = f32.In(grads);
+    const void* a32 = f32.In(activations);
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Add", {F32(a32, shape), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, shape)}));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Mul", {F32(g32, shape), F32(t, shape)}, {F32(p, shape)}));
+    ORTOPS_RETURN_IF_ERROR(run.Launch("Less", {F32(a32, shape), HostConstant(&zero, ACL_FLOAT)}, {Mask(mask, shape)}));
+    ORTOPS_RETURN_IF_ERROR(
+        run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(y), shape)}));
+    return f32.CastOutputs();
   }
 };
 

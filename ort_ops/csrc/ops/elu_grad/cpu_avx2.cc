@@ -1,6 +1,6 @@
 // AVX2 + F16C EluGrad loops (compiled for those ISAs by function attributes, called only on
 // CPUs that have them). Blocks whose float32 results hold a NaN are redone with the scalar math
-// (cpu/elu_grad_math.h): it alone decides NaN payloads, and F16C quiets signalling NaNs where the
+// (cpu_math.h): it alone decides NaN payloads, and F16C quiets signalling NaNs where the
 // NumPy reference does not. Loads are unaligned (any address); non-temporal stores only start
 // once the output pointer is 32-byte aligned, which needs an element-aligned output.
 #include "ops/elu_grad/cpu_loops.h"
@@ -11,7 +11,7 @@
 
 #define ORTOPS_AVX2 __attribute__((target("avx2,f16c")))
 
-namespace ortops {
+namespace ortops::elu_grad {
 namespace {
 
 constexpr size_t kLanes = 8;
@@ -150,23 +150,17 @@ ORTOPS_AVX2 void BF16(const void* gv, const void* av, void* yv, size_t n, float 
 
 }  // namespace
 
-const EluGradLoops* Avx2Loops() {
-  static const EluGradLoops loops{"avx2", F32, F16, BF16};
+const CpuLoops* Avx2Loops() {
+  static const CpuLoops loops{"avx2", F32, F16, BF16};
   return &loops;
 }
 
-bool CpuHasAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-}
-
-}  // namespace ortops
+}  // namespace ortops::elu_grad
 
 #else  // not x86-64 with GCC/Clang: no vector loops
 
-namespace ortops {
-const EluGradLoops* Avx2Loops() { return nullptr; }
-bool CpuHasAvx2() { return false; }
-}  // namespace ortops
+namespace ortops::elu_grad {
+const CpuLoops* Avx2Loops() { return nullptr; }
+}  // namespace ortops::elu_grad
 
 #endif

@@ -12,7 +12,7 @@
 #error "ORTOPS_DEFAULT_NAN_BITS comes from ort_ops/domain.py through CMake"
 #endif
 
-namespace ortops {
+namespace ortops::elu_grad {
 
 // The NaN of the product branch when it is NaN (docs/ops/EluGrad.md, "NaN payloads"): grads'
 // NaN quieted, else alpha's NaN quieted, else (inf - inf, 0 * inf) the library's default NaN.
@@ -37,4 +37,4 @@ inline void EluGradScalar(const void* grads, const void* activations, void* y, s
   MapFloat32<T>(grads, activations, y, n, [alpha](float g, float a) { return EluGrad32(g, a, alpha); });
 }
 
-}  // namespace ortops
+}  // namespace ortops::elu_grad

@@ -2,7 +2,7 @@
 #include "ops/elu_grad/cpu_loops.h"
 #include "ops/elu_grad/cpu_math.h"
 
-namespace ortops {
+namespace ortops::elu_grad {
 namespace {
 
 template <typename T>
@@ -12,9 +12,9 @@ void Loop(const void* g, const void* a, void* y, size_t n, float alpha, bool) {
 
 }  // namespace
 
-const EluGradLoops& PortableLoops() {
-  static const EluGradLoops loops{"portable", Loop<Float32>, Loop<Float16>, Loop<BFloat16>};
+const CpuLoops& PortableLoops() {
+  static const CpuLoops loops{"portable", Loop<Float32>, Loop<Float16>, Loop<BFloat16>};
   return loops;
 }
 
-}  // namespace ortops
+}  // namespace ortops::elu_grad

@@ -3,10 +3,8 @@
 // padding modes only: "VALID" when the pads are all 0, "SAME" when they are exactly TensorFlow's SAME
 // pads for the run's H and W; other pads fail the run naming both (the CPU kernel takes any pads).
 // The op's availability on the SoC is checked at kernel creation. Empty tensors launch nothing.
-#include "cann/acl_op.h"
-#include "cann/acl_types.h"
-#include "cann/cann_run.h"
-#include "cann/soc.h"
+// Written on the CANN kernel skeleton (cann/sequence_kernel.h): one op, no scratch.
+#include "cann/sequence_kernel.h"
 #include "ops/max_pool_grad/max_pool_grad.h"
 
 namespace ortops::max_pool_grad {
@@ -46,8 +44,8 @@ class CannKernel : public Kernel {
  public:
   CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
     *status = ReadAttributes(info, &attributes_);
-    if (*status == nullptr) *status = cann::AclForKernel(kName, &acl_);
-    if (*status == nullptr) *status = cann::RequireOps(*acl_, kName, {"MaxPoolGrad"});
+    const cann::AclApi* acl = nullptr;
+    if (*status == nullptr) *status = cann::KernelAcl(kName, {"MaxPoolGrad"}, &acl);
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -58,12 +56,12 @@ class CannKernel : public Kernel {
     if (run.x.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
     const char* padding = nullptr;
     ORTOPS_RETURN_IF_ERROR(PaddingMode(attributes_, run, &padding));
-    cann::CannRun cann;
-    ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    cann::SequenceRun cann;
+    ORTOPS_RETURN_IF_ERROR(cann::SequenceRun::Begin(context, kName, &cann));
     constexpr aclDataType type = cann::kAclType<T>;
     const size_t element = sizeof(typename T::Storage);
     const Attributes& a = attributes_;
-    return cann::AclOp(*cann.acl, "MaxPoolGrad")
+    return cann.Op("MaxPoolGrad")
         .Input(run.x.data, run.x.count * element, type, run.x.shape, ACL_FORMAT_NCHW)
         .Input(run.y.data, run.y.count * element, type, run.y.shape, ACL_FORMAT_NCHW)
         .Input(run.dy.data, run.dy.count * element, type, run.dy.shape, ACL_FORMAT_NCHW)
@@ -77,7 +75,6 @@ class CannKernel : public Kernel {
 
  private:
   Attributes attributes_;
-  const cann::AclApi* acl_ = nullptr;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/parallel.h"
 #include "ops/max_pool_grad/max_pool_grad.h"
 
 namespace ortops::max_pool_grad {
@@ -51,8 +52,6 @@ struct Job {
     void* dst = ElementAt<T>(dx, static_cast<size_t>(plane * h * w));
     for (size_t k = 0; k < acc.size(); ++k) StoreFloat<T>(dst, k, acc[k]);
   }
-
-  static void RunPlane(void* self, size_t p) { static_cast<const Job*>(self)->Plane(p); }
 };
 
 template <typename T>
@@ -69,12 +68,8 @@ class CpuKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run.x.shape, &dx));
     if (run.x.count == 0) return nullptr;
     Job<T> job{&attributes_, &run, dx};
-    const auto planes = static_cast<size_t>(run.planes);
-    if (run.planes * run.h * run.w < kParallelMinElements || planes == 1) {
-      for (size_t p = 0; p < planes; ++p) job.Plane(p);
-      return nullptr;
-    }
-    return Api().KernelContext_ParallelFor(context, &Job<T>::RunPlane, planes, 0, &job);
+    const bool parallel = run.planes * run.h * run.w >= kParallelMinElements && run.planes > 1;
+    return ForEachItem(context, static_cast<size_t>(run.planes), parallel, [&job](size_t p) { job.Plane(p); });
   }
 
  private:

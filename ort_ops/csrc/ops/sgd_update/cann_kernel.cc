@@ -8,71 +8,43 @@
 //   otherwise (momentum == 0, or dampening != 0): elementwise ops that broadcast the [1] scalars
 //     themselves: buf = Add(Mul(momentum_buffer, scalars[1]), Mul(g, scalars[2]));
 //     new_param = Sub(param, Mul(buf or g, scalars[0])) — bit for bit the CPU kernel.
-// Scalars never leave the device; intermediates live in per-stream scratch (stream_scratch.h).
+// Scalars never leave the device; intermediates live in the run's scratch lease (written on the
+// CANN kernel skeleton, cann/sequence_kernel.h).
 // The CANN ops a node launches are checked against the SoC when its kernel is created.
-#include <string>
+#include <vector>
 
-#include "cann/acl_op.h"
-#include "cann/cann_run.h"
+#include "cann/sequence_kernel.h"
 #include "cann/soc.h"
-#include "cann/stream_scratch.h"
 #include "common/op_base.h"
 #include "ops/sgd_update/sgd_update.h"
 
 namespace ortops::sgd_update {
 namespace {
 
-using cann::AclOp;
-using cann::CannRun;
-using cann::ScratchLease;
-
 using cann::ScratchAligned;
+using cann::SequenceRun;
 
 class CannKernel : public Kernel {
  public:
-  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
-    *status = ReadAttributes(info, &a_);
-    if (*status != nullptr) return;
-    apply_momentum_ = a_.momentum != 0.0f && a_.dampening == 0.0f;
-    *status = cann::AclForKernel(kName, &acl_);
-    if (*status != nullptr) return;
-    if (apply_momentum_) {
-      *status = cann::RequireOps(*acl_, kName, {"ApplyMomentum"});
-    } else {
-      *status = cann::RequireOps(*acl_, kName, {"Mul", "Sub"});
-      if (*status == nullptr && a_.momentum != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Add"});
-    }
-    if (*status == nullptr && a_.weight_decay != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Axpy"});
-  }
+  CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = Init(info); }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Io io;
     ORTOPS_RETURN_IF_ERROR(PrepareIo(context, a_, &io));
     if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the outputs are empty anyway
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(CannRun::Begin(context, kName, &run));
+    SequenceRun run;
+    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &run));
     const std::vector<int64_t>& shape = io.param.shape;
     const size_t bytes = io.count * sizeof(float);
-    const bool decay = a_.weight_decay != 0.0f;
     // scratch: [decayed grad] | elementwise route: step | [buf * scalars[1] | g * scalars[2]]
     const size_t slot = ScratchAligned(bytes);
     const size_t route = apply_momentum_ ? 0 : a_.momentum != 0.0f ? 3 : 1;
-    const size_t total = (decay ? slot : 0) + route * slot;
-    ScratchLease lease;
-    if (total != 0)
-      ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, io.param.memory, *run.acl, run.stream, total, &lease));
-    char* free = lease.data();
+    const size_t decay_slot = a_.weight_decay != 0.0f ? slot : 0;
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, io.param.memory, decay_slot + route * slot));
     const void* g = io.grad.data;
-    if (decay) {
-      void* decayed = free;
-      free += slot;
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Axpy")
-                                 .Input(g, bytes, ACL_FLOAT, shape)
-                                 .Input(io.param.data, bytes, ACL_FLOAT, shape)
-                                 .Output(decayed, bytes, ACL_FLOAT, shape)
-                                 .AttrFloat("alpha", a_.weight_decay)
-                                 .Run(run.stream));
-      g = decayed;
+    if (decay_slot != 0) {
+      ORTOPS_RETURN_IF_ERROR(run.Axpy(g, io.param.data, a_.weight_decay, run.Scratch(0), shape));
+      g = run.Scratch(0);
     }
     const char* scalars = static_cast<const char*>(io.scalars.data);
     const void* lr = scalars;
@@ -80,7 +52,7 @@ class CannKernel : public Kernel {
     if (apply_momentum_) {
       ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_param, io.param.data, bytes));
       ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(io.new_buffer, io.buffer.data, bytes));
-      return AclOp(*run.acl, "ApplyMomentum")
+      return run.Op("ApplyMomentum")
           .Input(io.new_param, bytes, ACL_FLOAT, shape)
           .Input(io.new_buffer, bytes, ACL_FLOAT, shape)
           .Input(lr, sizeof(float), ACL_FLOAT, one)
@@ -91,23 +63,22 @@ class CannKernel : public Kernel {
           .AttrBool("use_locking", false)
           .Run(run.stream);
     }
-    char* step = free;
-    char* decayed_momentum = free + slot;
-    char* scaled_grad = free + 2 * slot;
+    char* step = run.Scratch(decay_slot);
+    char* decayed_momentum = step + slot;
+    char* scaled_grad = step + 2 * slot;
     const void* direction = g;
     if (a_.momentum != 0.0f) {  // (dampening != 0 here; Nesterov needs dampening 0: ApplyMomentum)
-      ORTOPS_RETURN_IF_ERROR(
-          Binary("Mul", run, io.buffer.data, scalars + sizeof(float), decayed_momentum, shape, bytes));
-      ORTOPS_RETURN_IF_ERROR(Binary("Mul", run, g, scalars + 2 * sizeof(float), scaled_grad, shape, bytes));
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Add")
+      ORTOPS_RETURN_IF_ERROR(Scale(run, io.buffer.data, scalars + sizeof(float), decayed_momentum, shape, bytes));
+      ORTOPS_RETURN_IF_ERROR(Scale(run, g, scalars + 2 * sizeof(float), scaled_grad, shape, bytes));
+      ORTOPS_RETURN_IF_ERROR(run.Op("Add")
                                  .Input(decayed_momentum, bytes, ACL_FLOAT, shape)
                                  .Input(scaled_grad, bytes, ACL_FLOAT, shape)
                                  .Output(io.new_buffer, bytes, ACL_FLOAT, shape)
                                  .Run(run.stream));
       direction = io.new_buffer;
     }
-    ORTOPS_RETURN_IF_ERROR(Binary("Mul", run, direction, lr, step, shape, bytes));
-    return AclOp(*run.acl, "Sub")
+    ORTOPS_RETURN_IF_ERROR(Scale(run, direction, lr, step, shape, bytes));
+    return run.Op("Sub")
         .Input(io.param.data, bytes, ACL_FLOAT, shape)
         .Input(step, bytes, ACL_FLOAT, shape)
         .Output(io.new_param, bytes, ACL_FLOAT, shape)
@@ -115,10 +86,24 @@ class CannKernel : public Kernel {
   }
 
  private:
-  // y = x (shape) `op` s ([1], device memory): CANN broadcasts the scalar itself.
-  static OrtStatusPtr Binary(const char* op, const CannRun& run, const void* x, const void* s, void* y,
-                             const std::vector<int64_t>& shape, size_t bytes) {
-    return AclOp(*run.acl, op)
+  // The attributes, the route, and the CANN ops the node will launch on this SoC.
+  OrtStatusPtr Init(const OrtKernelInfo* info) {
+    ORTOPS_RETURN_IF_ERROR(ReadAttributes(info, &a_));
+    apply_momentum_ = a_.momentum != 0.0f && a_.dampening == 0.0f;
+    const cann::AclApi* acl = nullptr;
+    if (apply_momentum_) {
+      ORTOPS_RETURN_IF_ERROR(cann::KernelAcl(kName, {"ApplyMomentum"}, &acl));
+    } else {
+      ORTOPS_RETURN_IF_ERROR(cann::KernelAcl(kName, {"Mul", "Sub"}, &acl));
+      if (a_.momentum != 0.0f) ORTOPS_RETURN_IF_ERROR(cann::RequireOps(*acl, kName, {"Add"}));
+    }
+    return a_.weight_decay != 0.0f ? cann::RequireOps(*acl, kName, {"Axpy"}) : nullptr;
+  }
+
+  // y = x (shape) * s ([1], device memory): CANN broadcasts the scalar itself.
+  static OrtStatusPtr Scale(const SequenceRun& run, const void* x, const void* s, void* y,
+                            const std::vector<int64_t>& shape, size_t bytes) {
+    return run.Op("Mul")
         .Input(x, bytes, ACL_FLOAT, shape)
         .Input(s, sizeof(float), ACL_FLOAT, {1})
         .Output(y, bytes, ACL_FLOAT, shape)
@@ -127,7 +112,6 @@ class CannKernel : public Kernel {
 
   Attributes a_;
   bool apply_momentum_ = false;
-  const cann::AclApi* acl_ = nullptr;
   mutable cann::ScratchUser scratch_;
 };
 

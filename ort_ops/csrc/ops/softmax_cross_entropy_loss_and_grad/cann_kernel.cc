@@ -49,31 +49,20 @@
 #include <string>
 #include <vector>
 
-#include "cann/acl_op.h"
-#include "cann/acl_types.h"
-#include "cann/cann_run.h"
+#include "cann/sequence_kernel.h"
 #include "cann/soc.h"
-#include "cann/stream_scratch.h"
 #include "ops/softmax_cross_entropy_loss_and_grad/softmax_cross_entropy_loss_and_grad.h"
 
 namespace ortops::softmax_cross_entropy_loss_and_grad {
 namespace {
 
-using cann::AclOp;
-
-// Device buffers of one run, carved out of one scratch allocation (each cann::kScratchAlign aligned).
-class Layout {
- public:
-  size_t Add(size_t bytes) {
-    const size_t at = size_;
-    size_ += cann::ScratchAligned(bytes);
-    return at;
-  }
-  size_t size() const { return size_; }
-
- private:
-  size_t size_ = 0;
-};
+using cann::Device;
+using cann::F32;
+using cann::Float32Io;
+using cann::HostConstant;
+using cann::Mask;
+using cann::ScratchLayout;
+using cann::SequenceRun;
 
 // Classes up to this many: the gradient's float32 comparison of target with ignore_index equals
 // the int64 one for every target in [0, C) (integers below 2^24 are exact in float32, and no other
@@ -85,11 +74,11 @@ class CannKernel : public Kernel {
  public:
   CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
     *status = ReadAttributes(info, &attributes_);
-    if (*status == nullptr) *status = cann::AclForKernel(kName, &acl_);
     if (*status == nullptr) {
-      *status = cann::RequireOps(*acl_, kName,
-                                 {"SoftmaxCrossEntropyWithLogits", "LogSoftmaxV2", "Equal", "NotEqual", "Cast",
-                                  "SelectV2", "ReduceSum", "RealDiv", "Mul"});
+      *status = cann::KernelAcl(kName,
+                                {"SoftmaxCrossEntropyWithLogits", "LogSoftmaxV2", "Equal", "NotEqual", "Cast",
+                                 "SelectV2", "ReduceSum", "RealDiv", "Mul"},
+                                &acl_);
     }
     if (*status == nullptr) {
       const std::string family = cann::SocFamily(cann::SocName(*acl_));
@@ -109,8 +98,8 @@ class CannKernel : public Kernel {
                            " is empty; CANN's ops take no empty tensors (the CPU kernel does)",
                        ORT_NOT_IMPLEMENTED);
     }
-    cann::CannRun cann;
-    ORTOPS_RETURN_IF_ERROR(cann::CannRun::Begin(context, kName, &cann));
+    SequenceRun cann;
+    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &cann));
     ORTOPS_RETURN_IF_ERROR(CheckTargets(run, cann));
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
     return OneHotRoute(context, run, cann, out);
@@ -122,7 +111,7 @@ class CannKernel : public Kernel {
     void* dlogits = nullptr;
   };
   // The targets copied to the host (after the work that produces them) and range-checked.
-  OrtStatusPtr CheckTargets(const Run& run, const cann::CannRun& cann) const {
+  OrtStatusPtr CheckTargets(const Run& run, const SequenceRun& cann) const {
     const auto n = static_cast<size_t>(run.n);
     std::vector<int64_t> target(n);
     const size_t bytes = n * sizeof(int64_t);
@@ -133,81 +122,62 @@ class CannKernel : public Kernel {
     return CountTargets(target.data(), n, run.c, attributes_.ignore_index, &count);
   }
 
-  static constexpr bool kIsF32 = cann::kAclType<T> == ACL_FLOAT;
-  static constexpr aclDataType kType = cann::kAclType<T>;
-
-  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, const Run& run, const cann::CannRun& cann,
-                               const Outputs& out) const {
+  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, const Run& run, SequenceRun& cann, const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
     const bool mean = attributes_.mean;
-    Layout layout;
+    ScratchLayout layout;
     const size_t at_lsm = layout.Add(f32_nc), at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)),
                  at_lse = layout.Add(f32_n), at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
-                 at_valid = layout.Add(mean ? n : 0), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
-                 at_d = layout.Add(kIsF32 ? 0 : sizeof(float)), at_loss = layout.Add(kIsF32 ? 0 : sizeof(float)),
-                 at_dl = layout.Add(kIsF32 ? 0 : f32_nc);
-    cann::ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, run.logits.memory, *cann.acl, cann.stream, layout.size(), &lease));
-    char* s = lease.data();
-    const aclrtStream stream = cann.stream;
-    const cann::AclApi& acl = *cann.acl;
-    const void* x = run.logits.data;
-    const void* d = run.dloss.data;
-    void* loss32 = kIsF32 ? out.loss : s + at_loss;
-    void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
-    void* log_prob = s + at_lp;
-    ORTOPS_RETURN_IF_ERROR(CastInputs(acl, stream, run, s + at_x, s + at_d, &x, &d));
+                 at_valid = layout.Add(mean ? n : 0);
+    Float32Io<T> f32;
+    const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
+    const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
+    ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
+    void* log_prob = cann.Scratch(at_lp);
     const char* reduction = mean ? "mean" : "sum";
     const size_t target_bytes = n * sizeof(int64_t);
     // CANN's CrossEntropyLoss forms x - (max + log sum exp(x - max)): an absolute error of about an
     // ulp of the row's largest logit. On log_softmax(x) (largest value <= 0, near 0 for a
     // confident row) that error is an ulp of the log-probabilities themselves.
-    void* lsm = s + at_lsm;
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "LogSoftmaxV2")
-                               .Input(x, f32_nc, ACL_FLOAT, nc)
-                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
-                               .AttrInts("axes", {1})
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "CrossEntropyLoss")
+    void* lsm = cann.Scratch(at_lsm);
+    ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, f32.In(x), lsm, nc));
+    ORTOPS_RETURN_IF_ERROR(cann.Op("CrossEntropyLoss")
                                .Input(lsm, f32_nc, ACL_FLOAT, nc)
                                .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
                                .AbsentInput()
-                               .Output(loss32, sizeof(float), ACL_FLOAT, one)
+                               .Output(f32.Out(loss), sizeof(float), ACL_FLOAT, one)
                                .Output(log_prob, f32_nc, ACL_FLOAT, nc)
-                               .Output(s + at_zloss, sizeof(float), ACL_FLOAT, one)
-                               .Output(s + at_lse, f32_n, ACL_FLOAT, rows_shape)
+                               .Output(cann.Scratch(at_zloss), sizeof(float), ACL_FLOAT, one)
+                               .Output(cann.Scratch(at_lse), f32_n, ACL_FLOAT, rows_shape)
                                .AttrString("reduction", reduction)
                                .AttrInt("ignore_index", attributes_.ignore_index)
                                .AttrFloat("label_smoothing", 0.0f)
                                .AttrFloat("lse_square_scale_for_zloss", 0.0f)
                                .AttrBool("return_zloss", false)
-                               .Run(stream));
+                               .Run(cann.stream));
     const float zero = 0.0f;
     if (!mean) {
-      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, d, false, log_prob, run, "sum", dl32));
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "sum", f32.Out(dlogits)));
     } else {
-      void *g = s + at_g, *z = s + at_z, *valid = s + at_valid;
-      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, d, false, log_prob, run, "mean", g));
-      ORTOPS_RETURN_IF_ERROR(Grad(acl, stream, &zero, true, log_prob, run, "sum", z));
-      ORTOPS_RETURN_IF_ERROR(Valid(acl, stream, run, valid));
-      ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
-                                 .Input(valid, n, ACL_BOOL, n1)
-                                 .Input(g, f32_nc, ACL_FLOAT, nc)
-                                 .Input(z, f32_nc, ACL_FLOAT, nc)
-                                 .Output(dl32, f32_nc, ACL_FLOAT, nc)
-                                 .Run(stream));
+      void *g = cann.Scratch(at_g), *z = cann.Scratch(at_z), *valid = cann.Scratch(at_valid);
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "mean", g));
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, &zero, true, log_prob, run, "sum", z));
+      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, n1), F32(g, nc), F32(z, nc)}, {F32(f32.Out(dlogits), nc)}));
     }
-    return CastOutputs(acl, stream, loss32, dl32, out, nc);
+    return f32.CastOutputs();
   }
 
   // x_grad = CrossEntropyLossGrad(grad_loss [1] (a device value, or a constant), log_prob, target).
-  OrtStatusPtr Grad(const cann::AclApi& acl, aclrtStream stream, const void* grad_loss, bool grad_loss_is_const,
-                    const void* log_prob, const Run& run, const char* reduction, void* x_grad) const {
+  OrtStatusPtr Grad(const SequenceRun& cann, const void* grad_loss, bool grad_loss_is_const, const void* log_prob,
+                    const Run& run, const char* reduction, void* x_grad) const {
     const std::vector<int64_t> nc{run.n, run.c}, one{1};
     const size_t f32_nc = static_cast<size_t>(run.n * run.c) * sizeof(float);
-    AclOp op(acl, "CrossEntropyLossGrad");
+    cann::AclOp op = cann.Op("CrossEntropyLossGrad");
     if (grad_loss_is_const) {
       op.ConstInput(grad_loss, sizeof(float), ACL_FLOAT, one);
     } else {
@@ -223,167 +193,95 @@ class CannKernel : public Kernel {
         .AttrInt("ignore_index", attributes_.ignore_index)
         .AttrFloat("label_smoothing", 0.0f)
         .AttrFloat("lse_square_scale_for_zloss", 0.0f)
-        .Run(stream);
-  }
-
-  // float16 / bfloat16: *x, *d = Cast(logits, dloss to float32) into x32, d32; float32: as they are.
-  OrtStatusPtr CastInputs(const cann::AclApi& acl, aclrtStream stream, const Run& run, void* x32, void* d32,
-                          const void** x, const void** d) const {
-    if (kIsF32) return nullptr;
-    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, *x, kType, x32, ACL_FLOAT, {run.n, run.c}));
-    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, *d, kType, d32, ACL_FLOAT, {1}));
-    *x = x32;
-    *d = d32;
-    return nullptr;
+        .Run(cann.stream);
   }
 
   // valid [N] bool = NotEqual(target, ignore_index).
-  OrtStatusPtr Valid(const cann::AclApi& acl, aclrtStream stream, const Run& run, void* valid) const {
-    const auto n = static_cast<size_t>(run.n);
-    return AclOp(acl, "NotEqual")
-        .Input(run.target.data, n * sizeof(int64_t), ACL_INT64, {run.n})
-        .ConstInput(&attributes_.ignore_index, sizeof(int64_t), ACL_INT64, {1})
-        .Output(valid, n, ACL_BOOL, {run.n})
-        .Run(stream);
+  OrtStatusPtr Valid(const SequenceRun& cann, const Run& run, void* valid) const {
+    return cann.Launch(
+        "NotEqual", {Device(run.target.data, ACL_INT64, {run.n}), HostConstant(&attributes_.ignore_index, ACL_INT64)},
+        {Mask(valid, {run.n})});
   }
 
-  OrtStatusPtr CastOutputs(const cann::AclApi& acl, aclrtStream stream, const void* loss32, const void* dl32,
-                           const Outputs& out, const std::vector<int64_t>& nc) const {
-    if (kIsF32) return nullptr;
-    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, loss32, ACL_FLOAT, out.loss, kType, {1}));
-    return Cast(acl, stream, dl32, ACL_FLOAT, out.dlogits, kType, nc);
-  }
-
-  OrtStatusPtr OneHotRoute(OrtKernelContext* context, const Run& run, const cann::CannRun& cann,
-                           const Outputs& out) const {
+  OrtStatusPtr OneHotRoute(OrtKernelContext* context, const Run& run, SequenceRun& cann, const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
 
-    Layout layout;
+    ScratchLayout layout;
     const size_t at_onehot = layout.Add(n * c), at_labels = layout.Add(f32_nc), at_rows = layout.Add(f32_n),
                  at_backprop = layout.Add(f32_nc), at_lsm = layout.Add(f32_nc), at_picked = layout.Add(f32_nc),
                  at_neg_total = layout.Add(sizeof(float)), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
                  at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
-                 at_count = layout.Add(sizeof(float)), at_loss = layout.Add(sizeof(float)),
-                 at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n), at_x = layout.Add(kIsF32 ? 0 : f32_nc),
-                 at_d = layout.Add(kIsF32 ? 0 : sizeof(float)), at_dl = layout.Add(kIsF32 ? 0 : f32_nc);
-    cann::ScratchLease lease;
-    ORTOPS_RETURN_IF_ERROR(scratch_.Acquire(context, run.logits.memory, *cann.acl, cann.stream, layout.size(), &lease));
-    char* s = lease.data();
+                 at_count = layout.Add(sizeof(float)), at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n);
+    Float32Io<T> f32;
+    const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
+    const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
+    ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
+    char* s = cann.Scratch(0);
     void *onehot = s + at_onehot, *labels = s + at_labels, *rows = s + at_rows, *backprop = s + at_backprop,
          *valid = s + at_valid, *masked = s + at_masked, *valid_f = s + at_valid_f, *total = s + at_total,
          *count = s + at_count, *scale = s + at_scale, *w = s + at_w, *lsm = s + at_lsm, *picked = s + at_picked,
          *neg_total = s + at_neg_total;
-    const void* x = run.logits.data;
-    const void* d = run.dloss.data;
-    void* loss32 = kIsF32 ? out.loss : s + at_loss;
-    void* dl32 = kIsF32 ? out.dlogits : s + at_dl;
-    const aclrtStream stream = cann.stream;
-    const cann::AclApi& acl = *cann.acl;
-    ORTOPS_RETURN_IF_ERROR(CastInputs(acl, stream, run, s + at_x, s + at_d, &x, &d));
+    const void* x32 = f32.In(x);
+    void* loss32 = f32.Out(loss);
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
     const int64_t axis = 0, class_axis = 1;
     const float zero = 0.0f, minus_one = -1.0f;
-    const size_t target_bytes = n * sizeof(int64_t);
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Equal")
-                               .Input(run.target.data, target_bytes, ACL_INT64, n1)
-                               .ConstInput(iota.data(), c * sizeof(int64_t), ACL_INT64, {1, run.c})
-                               .Output(onehot, n * c, ACL_BOOL, nc)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SoftmaxCrossEntropyWithLogits")
-                               .Input(x, f32_nc, ACL_FLOAT, nc)
-                               .Input(labels, f32_nc, ACL_FLOAT, nc)
-                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .Output(backprop, f32_nc, ACL_FLOAT, nc)
-                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
+                    {Mask(onehot, nc)}));
+    ORTOPS_RETURN_IF_ERROR(cann.Cast(onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("SoftmaxCrossEntropyWithLogits", {F32(x32, nc), F32(labels, nc)},
+                                       {F32(rows, rows_shape), F32(backprop, nc)}));
     // rows = log_softmax(x)[n, target[n]] (0 where the target is no class): one value and zeros
     // summed, exact in any order
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "LogSoftmaxV2")
-                               .Input(x, f32_nc, ACL_FLOAT, nc)
-                               .Output(lsm, f32_nc, ACL_FLOAT, nc)
-                               .AttrInts("axes", {1})
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
-                               .Input(onehot, n * c, ACL_BOOL, nc)
-                               .Input(lsm, f32_nc, ACL_FLOAT, nc)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(picked, f32_nc, ACL_FLOAT, nc)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "ReduceSum")
-                               .Input(picked, f32_nc, ACL_FLOAT, nc)
-                               .ConstInput(&class_axis, sizeof(int64_t), ACL_INT64, {1})
-                               .Output(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .AttrBool("keep_dims", false)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(Valid(acl, stream, run, valid));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
-                               .Input(valid, n, ACL_BOOL, rows_shape)
-                               .Input(rows, f32_n, ACL_FLOAT, rows_shape)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(masked, f32_n, ACL_FLOAT, rows_shape)
-                               .Run(stream));
+    ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Op("ReduceSum")
+            .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})
+            .AttrBool("keep_dims", false)
+            .Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2",
+                                       {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                                       {F32(masked, rows_shape)}));
     void* total_out = attributes_.mean ? total : loss32;
-    ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, masked, n, neg_total, &axis));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
-                               .Input(neg_total, sizeof(float), ACL_FLOAT, one)
-                               .ConstInput(&minus_one, sizeof(float), ACL_FLOAT, one)
-                               .Output(total_out, sizeof(float), ACL_FLOAT, one)
-                               .Run(stream));
-    const void* scale_in = d;
+    ORTOPS_RETURN_IF_ERROR(Sum(cann, masked, n, neg_total, &axis));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("Mul", {F32(neg_total, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
+    const void* scale_in = f32.In(d);
     if (attributes_.mean) {
-      ORTOPS_RETURN_IF_ERROR(Cast(acl, stream, valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
-      ORTOPS_RETURN_IF_ERROR(Sum(acl, stream, valid_f, n, count, &axis));
-      ORTOPS_RETURN_IF_ERROR(Divide(acl, stream, total, count, loss32));
-      ORTOPS_RETURN_IF_ERROR(Divide(acl, stream, d, count, scale));
+      ORTOPS_RETURN_IF_ERROR(cann.Cast(valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
+      ORTOPS_RETURN_IF_ERROR(Sum(cann, valid_f, n, count, &axis));
+      ORTOPS_RETURN_IF_ERROR(Divide(cann, total, count, loss32));
+      ORTOPS_RETURN_IF_ERROR(Divide(cann, f32.In(d), count, scale));
       scale_in = scale;
     }
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "SelectV2")
-                               .Input(valid, n, ACL_BOOL, n1)
-                               .Input(scale_in, sizeof(float), ACL_FLOAT, one)
-                               .ConstInput(&zero, sizeof(float), ACL_FLOAT, one)
-                               .Output(w, f32_n, ACL_FLOAT, n1)
-                               .Run(stream));
-    ORTOPS_RETURN_IF_ERROR(AclOp(acl, "Mul")
-                               .Input(backprop, f32_nc, ACL_FLOAT, nc)
-                               .Input(w, f32_n, ACL_FLOAT, n1)
-                               .Output(dl32, f32_nc, ACL_FLOAT, nc)
-                               .Run(stream));
-    return CastOutputs(acl, stream, loss32, dl32, out, nc);
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("SelectV2", {Mask(valid, n1), F32(scale_in, one), HostConstant(&zero, ACL_FLOAT)}, {F32(w, n1)}));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(backprop, nc), F32(w, n1)}, {F32(f32.Out(dlogits), nc)}));
+    return f32.CastOutputs();
   }
 
-  static size_t Bytes(aclDataType type, const std::vector<int64_t>& dims) {
-    size_t count = 1;
-    for (int64_t v : dims) count *= static_cast<size_t>(v);
-    return count * (type == ACL_BOOL ? 1 : type == ACL_FLOAT ? 4 : 2);
-  }
-  static OrtStatusPtr Cast(const cann::AclApi& acl, aclrtStream stream, const void* in, aclDataType from, void* out,
-                           aclDataType to, const std::vector<int64_t>& dims) {
-    return AclOp(acl, "Cast")
-        .Input(in, Bytes(from, dims), from, dims)
-        .Output(out, Bytes(to, dims), to, dims)
-        .AttrInt("dst_type", to)
-        .Run(stream);
-  }
   // out [1] = the sum of the float32 vector `in` [n].
-  static OrtStatusPtr Sum(const cann::AclApi& acl, aclrtStream stream, const void* in, size_t n, void* out,
-                          const int64_t* axis) {
-    return AclOp(acl, "ReduceSum")
-        .Input(in, n * sizeof(float), ACL_FLOAT, {static_cast<int64_t>(n)})
-        .ConstInput(axis, sizeof(int64_t), ACL_INT64, {1})
-        .Output(out, sizeof(float), ACL_FLOAT, {1})
+  static OrtStatusPtr Sum(const SequenceRun& cann, const void* in, size_t n, void* out, const int64_t* axis) {
+    return cann.Op("ReduceSum")
+        .Tensors({F32(in, {static_cast<int64_t>(n)}), HostConstant(axis, ACL_INT64)}, {F32(out, {1})})
         .AttrBool("keep_dims", true)
-        .Run(stream);
+        .Run(cann.stream);
   }
   // out [1] = a [1] / b [1].
-  static OrtStatusPtr Divide(const cann::AclApi& acl, aclrtStream stream, const void* a, const void* b, void* out) {
-    return AclOp(acl, "RealDiv")
-        .Input(a, sizeof(float), ACL_FLOAT, {1})
-        .Input(b, sizeof(float), ACL_FLOAT, {1})
-        .Output(out, sizeof(float), ACL_FLOAT, {1})
-        .Run(stream);
+  static OrtStatusPtr Divide(const SequenceRun& cann, const void* a, const void* b, void* out) {
+    return cann.Launch("RealDiv", {F32(a, {1}), F32(b, {1})}, {F32(out, {1})});
+  }
+  // out = log_softmax(x) over the classes (x [N, C] float32).
+  static OrtStatusPtr LogSoftmax(const SequenceRun& cann, const void* x, void* out, const std::vector<int64_t>& nc) {
+    return cann.Op("LogSoftmaxV2").Tensors({F32(x, nc)}, {F32(out, nc)}).AttrInts("axes", {1}).Run(cann.stream);
   }
 
   Attributes attributes_;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/parallel.h"
 #include "ops/softmax_cross_entropy_loss_and_grad/softmax_cross_entropy_loss_and_grad.h"
 
 namespace ortops::softmax_cross_entropy_loss_and_grad {
@@ -51,8 +52,6 @@ struct Job {
       StoreFloat<T>(dx, static_cast<size_t>(k), static_cast<float>(grad));
     }
   }
-
-  static void RunRow(void* self, size_t r) { static_cast<const Job*>(self)->Row(r); }
 };
 
 template <typename T>
@@ -81,11 +80,8 @@ class CpuKernel : public Kernel {
     std::vector<double> rows(n, 0.0);
     Job<T> job{&run, &target, attributes_.ignore_index, weight, dlogits, &rows};
     if (run.c > 0) {
-      if (run.n * run.c < kParallelMinElements || n == 1) {
-        for (size_t r = 0; r < n; ++r) job.Row(r);
-      } else {
-        ORTOPS_RETURN_IF_ERROR(Api().KernelContext_ParallelFor(context, &Job<T>::RunRow, n, 0, &job));
-      }
+      const bool parallel = run.n * run.c >= kParallelMinElements && n > 1;
+      ORTOPS_RETURN_IF_ERROR(ForEachItem(context, n, parallel, [&job](size_t r) { job.Row(r); }));
     }
     double total = 0.0;
     for (double v : rows) total += v;

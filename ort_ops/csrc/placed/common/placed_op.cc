@@ -20,6 +20,13 @@ std::string PlacedKernel::Who() const { return std::string(name_) + " node '" + 
 
 OrtStatusPtr PlacedKernel::Fail(const std::string& what) const { return MakeError(Who() + ": " + what); }
 
+OrtStatusPtr PlacedKernel::BeginOutput(OrtKernelContext* context, const std::vector<int64_t>& shape, void** out,
+                                       CannRun* run) const {
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, out));
+  if (*out == nullptr) return nullptr;
+  return CannRun::Begin(context, name_, run);
+}
+
 OrtStatusPtr PlacedKernel::SyncForDeviceFaults(const CannRun& run, const char* acl_op) const {
   return run.WaitForDeviceFaults(Who(), acl_op);
 }

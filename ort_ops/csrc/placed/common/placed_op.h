@@ -55,6 +55,10 @@ class PlacedKernel : public Kernel {
   // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
   // this node by name.
   OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
+  // Allocates output 0 with `shape` and, unless it is empty, begins the CANN run (ACL functions and
+  // the stream): *out stays null for an empty output, which needs no launch.
+  OrtStatusPtr BeginOutput(OrtKernelContext* context, const std::vector<int64_t>& shape, void** out,
+                           CannRun* run) const;
   // Reads required input `index` (named `what` in errors): an error if it is absent.
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.

@@ -1,0 +1,140 @@
+// The skeleton of every CANN kernel of the library: a run enqueues a sequence of CANN single ops on
+// the session's stream.
+//   SequenceRun   the run's ACL functions and stream (CannRun) and its device scratch: one lease
+//                 (stream_scratch.h) laid out by a ScratchLayout, alive until the ops that use it
+//                 have run on the stream (the concurrency rule), whatever the number of threads;
+//   Float32Io<T>  the cast-wrap of kernels that compute in float32: float16/bfloat16 inputs are
+//                 cast to float32 on the device, the results computed in float32 scratch and cast
+//                 back to T once (CANN Cast: round to nearest even); float32 tensors are used as
+//                 they are, with no launch.
+// A kernel checks the CANN ops it will launch at creation (KernelAcl) and, per run:
+//   ScratchLayout layout; ... layout.Add(bytes) ... io.Input(&layout, ...) ...
+//   SequenceRun run;  Begin(context, name, &run);  run.Lease(context, scratch, memory, layout.size());
+//   io.CastInputs(run);  run.Launch("Add", {F32(a, dims), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, dims)});
+//   ... (ops with attributes: run.Op("X").Tensors(...).AttrInt(...).Run(run.stream));  io.CastOutputs();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "cann/acl_api.h"
+#include "cann/acl_op.h"
+#include "cann/acl_types.h"
+#include "cann/cann_run.h"
+#include "cann/stream_scratch.h"
+#include "common/ort_api.h"
+
+namespace ortops::cann {
+
+// At kernel creation: the ACL functions, and an error naming `kernel` and the SoC unless every op
+// of `op_types` is available there (soc.h).
+OrtStatusPtr KernelAcl(const char* kernel, std::initializer_list<const char*> op_types, const AclApi** acl);
+
+// Byte offsets of one run's device buffers inside its scratch lease, each kScratchAlign aligned.
+class ScratchLayout {
+ public:
+  // The offset of a new buffer of `bytes` bytes (0 bytes: no space, the offset of the next one).
+  size_t Add(size_t bytes) {
+    const size_t at = size_;
+    size_ += ScratchAligned(bytes);
+    return at;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_ = 0;
+};
+
+// One run of a CANN kernel: CannRun's ACL functions, stream and device helpers, plus its scratch.
+class SequenceRun : public CannRun {
+ public:
+  SequenceRun() = default;
+  SequenceRun(const SequenceRun&) = delete;
+  SequenceRun& operator=(const SequenceRun&) = delete;
+
+  // The ACL functions and the kernel context's stream; an error naming `op` if ACL is missing.
+  static OrtStatusPtr Begin(OrtKernelContext* context, const char* op, SequenceRun* run) {
+    return CannRun::Begin(context, op, run);
+  }
+  // At least `bytes` of device scratch (on `device`, the memory of the kernel's inputs) from
+  // `user`, held until the ops this run enqueues have run; nothing for 0 bytes.
+  OrtStatusPtr Lease(OrtKernelContext* context, ScratchUser& user, const OrtMemoryInfo* device, size_t bytes) {
+    if (bytes == 0) return nullptr;
+    return user.Acquire(context, device, *acl, stream, bytes, &lease_);
+  }
+  // The scratch buffer at `offset` (a ScratchLayout offset).
+  char* Scratch(size_t offset) const { return lease_.data() + offset; }
+
+  // A CANN single op to describe and then enqueue with .Run(stream).
+  AclOp Op(const char* type) const { return AclOp(*acl, type); }
+  // Enqueues op `type` (no attributes) on `inputs`, giving `outputs`.
+  OrtStatusPtr Launch(const char* type, std::initializer_list<AclTensor> inputs,
+                      std::initializer_list<AclTensor> outputs) const {
+    return Op(type).Tensors(inputs, outputs).Run(stream);
+  }
+  // out (`to`, dims) = Cast(in (`from`, dims)).
+  OrtStatusPtr Cast(const void* in, aclDataType from, void* out, aclDataType to,
+                    const std::vector<int64_t>& dims) const;
+  // out = x1 + alpha * x2, float32 tensors of `dims` (CANN Axpy).
+  OrtStatusPtr Axpy(const void* x1, const void* x2, float alpha, void* out, const std::vector<int64_t>& dims) const;
+
+ private:
+  ScratchLease lease_;
+};
+
+// The cast-wrap of a kernel on tensors of T that computes in float32 (see the top of this file).
+// Declare every tensor (adding its float32 copy to the run's layout), lease, CastInputs, compute on
+// In(i) / Out(i), CastOutputs. The casts run in declaration order.
+template <typename T>
+class Float32Io {
+ public:
+  static constexpr bool kCasts = kAclType<T> != ACL_FLOAT;
+
+  // Input `data` (T, `dims`); returns its index for In().
+  size_t Input(ScratchLayout* layout, const void* data, std::vector<int64_t> dims) {
+    return Declare(&inputs_, layout, const_cast<void*>(data), std::move(dims));
+  }
+  // Output `data` (T, `dims`); returns its index for Out().
+  size_t Output(ScratchLayout* layout, void* data, std::vector<int64_t> dims) {
+    return Declare(&outputs_, layout, data, std::move(dims));
+  }
+  // After run.Lease: enqueues the casts of the inputs to float32.
+  OrtStatusPtr CastInputs(const SequenceRun& run) {
+    run_ = &run;
+    if (!kCasts) return nullptr;
+    for (const Tensor& t : inputs_)
+      ORTOPS_RETURN_IF_ERROR(run.Cast(t.data, kAclType<T>, Float32(t), ACL_FLOAT, t.dims));
+    return nullptr;
+  }
+  // The float32 input `i` / the float32 buffer of output `i` (after CastInputs).
+  const void* In(size_t i) const { return Float32(inputs_[i]); }
+  void* Out(size_t i) const { return Float32(outputs_[i]); }
+  // Enqueues the casts of the float32 results to the outputs' T (one rounding).
+  OrtStatusPtr CastOutputs() const {
+    if (!kCasts) return nullptr;
+    for (const Tensor& t : outputs_)
+      ORTOPS_RETURN_IF_ERROR(run_->Cast(Float32(t), ACL_FLOAT, t.data, kAclType<T>, t.dims));
+    return nullptr;
+  }
+
+ private:
+  struct Tensor {
+    void* data;
+    std::vector<int64_t> dims;
+    size_t at;  // the float32 copy's scratch offset (float16/bfloat16)
+  };
+  static size_t Declare(std::vector<Tensor>* list, ScratchLayout* layout, void* data, std::vector<int64_t> dims) {
+    const size_t at = layout->Add(kCasts ? AclBytes(ACL_FLOAT, dims) : 0);
+    list->push_back(Tensor{data, std::move(dims), at});
+    return list->size() - 1;
+  }
+  void* Float32(const Tensor& t) const { return kCasts ? run_->Scratch(t.at) : t.data; }
+
+  std::vector<Tensor> inputs_, outputs_;
+  const SequenceRun* run_ = nullptr;
+};
+
+}  // namespace ortops::cann
