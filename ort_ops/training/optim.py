@@ -541,12 +541,3 @@ class Adam(Optimizer):
                                   weight_decay=self.weight_decay)
         return new_p, {"exp_avg": m, "exp_avg_sq": v}
 
-
-def from_config(config: Mapping) -> Optimizer:
-    """The optimizer described by :meth:`Optimizer.config`."""
-    config = dict(config)
-    kind = config.pop("kind", None)
-    classes = {"sgd": SGD, "adam": Adam}
-    if kind not in classes:
-        raise ValueError(f"optimizer kind must be one of {sorted(classes)}, got {kind!r}")
-    return classes[kind](**config)
