@@ -10,10 +10,12 @@ Semantics: LeakyReluGrad is ``T > 0 ? dY : dY * s`` in float32 with one rounding
 constant's value. That is the original's math bit for bit in float32; in float16/bfloat16 too (the
 product of two such numbers is exact in float32, so the original's one rounding of it is the op's),
 NaN payloads aside; but ORT's CPU ``Where`` turns a ``-0.0`` dY it selects into ``+0.0``, which the
-op (like PyTorch) keeps: so the site is not exact, and ``strict=True`` leaves it. With ``s = 1`` the exporter drops the Mul (``Where(T > 0, dY, dY)``, which is dY):
-nothing to fuse. Refused, with the reason: another comparison (``>=``: the op takes the product at
-T == 0; a negated test: at NaN), the branches the other way round, a slope that is not a
-one-element constant of dY's dtype, operands of different shapes or dtypes.
+op (like PyTorch) keeps: so the site is not exact, and ``strict=True`` leaves it.
+
+With ``s = 1`` the exporter drops the Mul (``Where(T > 0, dY, dY)``, which is dY): nothing to
+fuse. Refused, with the reason: another comparison with 0 (``>=``: the original takes dY at
+T == 0, the op the product), a slope that is not a one-element float constant, operands of
+different shapes or dtypes. Not sites at all: the branches the other way round, a negated test.
 """
 
 from __future__ import annotations
