@@ -15,7 +15,7 @@ absolute one, the loss at the step of the largest relative one, and ``tol``: the
 ``|Δ| / (atol + rtol·|loss|)`` over the steps with float32's tolerance of ``ort_ops.tolerances``
 (1e-6 + 1e-5·|loss|; ≤ 1 is within it).
 
-    .venv-cann/bin/python benchmarks/bench_cann_step_agreement.py [--steps 200] [--only mlp:sgd] [--json out.json]
+    .venv-cann/bin/python -m benchmarks.bench_cann_step_agreement [--steps 200] [--only mlp:sgd] [--json out.json]
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+try:
+    import models  # noqa: F401  (the checkout's models/, not installed)
+except ModuleNotFoundError:
+    raise SystemExit("bench_cann_step_agreement needs the checkout's models/ package: run it from the checkout root as "
+                     "python -m benchmarks.bench_cann_step_agreement") from None
 
 FIXTURES = {"mlp": "mlp_elu_fp32", "cnn": "cnn_elu_fp32"}
 FIRST = 20  # the "first steps" column

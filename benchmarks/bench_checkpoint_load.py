@@ -4,6 +4,9 @@ states (formed in closed form), and at step 10^12 with the states the graph reac
 checked in O(1)).
 
     .venv/bin/python benchmarks/bench_checkpoint_load.py [STEPS ...]
+
+It measures the ``ort_ops`` Python finds: the installed one, or this checkout's when run as
+``python -m benchmarks.bench_checkpoint_load`` from the checkout root (or with ``PYTHONPATH=.``).
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's ort_ops
 
 from ort_ops.domain import IR_VERSION, ONNX_OPSET
 from ort_ops.training.trainer import Adam, Trainer

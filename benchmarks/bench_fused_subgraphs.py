@@ -1,8 +1,8 @@
 """How far ``rewrite.fuse_training``'s fused ops are from the exporter's subgraphs they replace, and
 what they save: the numbers of docs/ops/SoftmaxCrossEntropyLossAndGrad.md and docs/ops/MaxPoolGrad.md.
 
-    python benchmarks/bench_fused_subgraphs.py [--seeds 20] [--out build/bench_fused]       # .venv
-    .venv-cann/bin/python benchmarks/bench_fused_subgraphs.py --ep cann [--out build/bench_fused]
+    python -m benchmarks.bench_fused_subgraphs [--seeds 20] [--out build/bench_fused]       # .venv
+    .venv-cann/bin/python -m benchmarks.bench_fused_subgraphs --ep cann [--out build/bench_fused]
 
 CPU run (needs torch): exports ``F.cross_entropy`` training graphs (a Linear layer to [N, C]
 logits, 10% of the targets ignore_index) and ``nn.MaxPool2d`` training graphs, fuses them, and
@@ -26,7 +26,11 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:
+    import models  # noqa: F401  (the checkout's models/, not installed)
+except ModuleNotFoundError:
+    raise SystemExit("bench_fused_subgraphs needs the checkout's models/ package: run it from the checkout root as "
+                     "python -m benchmarks.bench_fused_subgraphs") from None
 
 import onnx
 

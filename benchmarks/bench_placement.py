@@ -73,11 +73,12 @@ def _child(shape: str, n: int, repeats: int) -> None:
 
 
 def _time(tree: str, shape: str, n: int, repeats: int, timeout: float) -> str:
-    code = (f"import sys; sys.path[:0] = [{tree!r}, {HERE!r}]; "
-            f"sys.path.insert(2, {os.path.join(HERE, 'benchmarks')!r}); "
-            f"import bench_placement; bench_placement._child({shape!r}, {n}, {repeats})")
+    # started in ``tree`` (``-c`` puts it first on the path: its ort_ops), this file's folder after it
+    code = f"import bench_placement; bench_placement._child({shape!r}, {n}, {repeats})"
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "benchmarks"))
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                              cwd=tree, env=env)
     except subprocess.TimeoutExpired:
         return f"> {timeout:.0f} s"
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@")]

@@ -28,6 +28,9 @@ fuse_elu_grad's phases are timed inside the pass
   m+e/gs      match+edit / gs rt;  fuse/gs, fuse/os: total-time ratios
 Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000] [--repeats 3]
 
+It measures the ``ort_ops`` Python finds: the installed one, or this checkout's when run as
+``python -m benchmarks.bench_rewrite`` from the checkout root (or with ``PYTHONPATH=.``).
+
 ``--against DIR`` (a checkout of another revision, e.g. ``git worktree add /tmp/old 68f6d57``)
 compares fuse_elu_grad here with DIR's instead: for each size the same serialized graph is fused
 ``--repeats`` times by each revision, alternately, each run in a fresh interpreter (so a machine
@@ -51,7 +54,6 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ort_ops.rewrite import RewriteReport, fuse_elu_grad
 from ort_ops.rewrite.fuse import _gc_paused
 
@@ -180,11 +182,11 @@ def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
     return row
 
 
-# One timed fuse in a fresh interpreter: argv = repository, model file. The model is loaded and
+# One timed fuse in a fresh interpreter started in the repository (``-c`` puts its folder first on
+# the path): argv = repository, model file. The model is loaded and
 # the collector run before the clock starts; the time includes collecting fuse's garbage, as above.
 _ONE_FUSE = """
 import gc, sys, time
-sys.path.insert(0, sys.argv[1])
 import onnx
 from ort_ops.rewrite import fuse_elu_grad
 model = onnx.load(sys.argv[2])

@@ -1,8 +1,11 @@
 """Training steps/s of the ELU MLP: ORT with fused EluGrad, ORT with the exported (unfused) ELU
 backward, and PyTorch eager -- same model, batch, optimizer (SGD momentum 0.9), one run.
 
-    python benchmarks/bench_training.py [--batch 256] [--hidden 1024 --hidden 1024,1024] [--steps 50]
-                                        [--threads N]
+    python -m benchmarks.bench_training [--batch 256] [--hidden 1024 --hidden 1024,1024] [--steps 50]
+                                          [--threads N]
+
+(from the checkout root: the reference model is the checkout's ``models.zoo``, and ``ort_ops`` is
+the checkout's, its ``rewrite`` found by ``ort_ops/_source_checkout.py``.)
 
 Each --hidden (comma-separated layer widths) is one configuration; by default 64-1024-10 (the
 ELU layer's tensors are large next to its matrix products) and 64-1024-1024-10 (dominated by the
@@ -12,13 +15,16 @@ ELU layer's tensors are large next to its matrix products) and 64-1024-1024-10 (
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:
+    import models  # noqa: F401  (the checkout's models/, not installed)
+except ModuleNotFoundError:
+    raise SystemExit("bench_training needs the checkout's models/ package: run it from the checkout root as "
+                     "python -m benchmarks.bench_training") from None
 
 import onnxruntime as ort
 import torch

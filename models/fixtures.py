@@ -1,7 +1,7 @@
 """The committed ONNX training-graph fixtures (``tests/fixtures/*.onnx``) and how to rebuild them.
 
-Regenerate all of them with ``python scripts/make_fixtures.py`` (or ``python -m
-models.fixtures [OUT_DIR]``). Each fixture is :func:`ort_ops.training.export_training_graph` of a
+Regenerate all of them with ``python -m models.fixtures [OUT_DIR] [--only NAME ...]`` from the
+checkout root. Each fixture is :func:`ort_ops.training.export_training_graph` of a
 :mod:`models.zoo` model with cross-entropy loss on a deterministic batch of 8 (parameters as
 initializers, inputs ``input`` and ``target``); :func:`load_case` rebuilds the same module,
 inputs and loss so tests can compare a fixture (or a rewrite of it) with eager autograd.

@@ -63,19 +63,9 @@ def onnx_type(dtype) -> int:
     return TYPES[canonical_name(dtype)][1]
 
 
-def numpy_dtype_of(name: str) -> np.dtype:
-    """The NumPy dtype of any dtype name of :data:`TYPES` (``KeyError`` otherwise)."""
-    return TYPES[_ALIASES.get(name, name)][0]
-
-
 def onnx_type_of(name: str) -> int:
     """The ONNX ``TensorProto`` code of any dtype name of :data:`TYPES` (``KeyError`` otherwise)."""
     return TYPES[_ALIASES.get(name, name)][1]
-
-
-def numpy_of_elem(elem: int) -> np.dtype:
-    """The NumPy dtype of any ONNX element type in :data:`TYPES` (``KeyError`` otherwise)."""
-    return TYPES[_BY_ELEM[int(elem)]][0]
 
 
 def elem_of_numpy(dtype) -> int | None:

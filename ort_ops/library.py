@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from ort_ops.domain import DOMAIN, LIBRARY_NAME
+from ort_ops.domain import LIBRARY_NAME
 
 _FILE_NAME = {"win32": f"{LIBRARY_NAME}.dll", "darwin": f"lib{LIBRARY_NAME}.dylib"}.get(
     sys.platform, f"lib{LIBRARY_NAME}.so"
@@ -83,14 +83,6 @@ def kernel_signatures() -> tuple[KernelSignature, ...]:
         codes = lambda text: () if text == "-" else tuple(int(t) for t in text.split(","))
         out.append(KernelSignature(domain, name, ep, codes(ins), codes(outs)))
     return tuple(out)
-
-
-def registered_kernels() -> set[tuple[str, str, str]]:
-    """``(op, execution provider, dtype)`` of every kernel of the ``ai.ortops`` ops (each input's dtype)."""
-    from ort_ops.dtypes import name_of_elem
-
-    return {(k.op, k.provider, name_of_elem(t)) for k in kernel_signatures() if k.domain == DOMAIN
-            for t in set(k.inputs)}
 
 
 def has_cann_kernels() -> bool:

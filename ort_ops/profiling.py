@@ -45,10 +45,3 @@ def node_runs(session: ort.InferenceSession, keep_file: bool = False) -> list[No
         runs[name] = NodeRun(name, args["op_name"], args["provider"])
     return list(runs.values())
 
-
-def providers_by_op(runs: list[NodeRun]) -> dict[str, set[str]]:
-    """op type -> the providers that ran nodes of that type."""
-    out: dict[str, set[str]] = {}
-    for run in runs:
-        out.setdefault(run.op_type, set()).add(run.provider)
-    return out

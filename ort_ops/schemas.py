@@ -135,7 +135,7 @@ def _rule_inference(op: OpDef):
     return infer
 
 
-def _formal(t, is_input: bool) -> OpSchema.FormalParameter:
+def _formal(t) -> OpSchema.FormalParameter:
     type_str = t.type if t.type == T else _TYPE_STRINGS[t.type]
     option = OpSchema.FormalParameterOption.Optional if t.optional else OpSchema.FormalParameterOption.Single
     return OpSchema.FormalParameter(t.name, type_str, t.doc, param_option=option)
@@ -146,8 +146,8 @@ def schema_of(op: OpDef) -> OpSchema:
     uses_t = any(t.type == T for t in (*op.inputs, *op.outputs))
     schema = OpSchema(
         op.name, op.domain, op.since_version, op.doc,
-        inputs=[_formal(t, True) for t in op.inputs],
-        outputs=[_formal(t, False) for t in op.outputs],
+        inputs=[_formal(t) for t in op.inputs],
+        outputs=[_formal(t) for t in op.outputs],
         type_constraints=[(T, [_TYPE_STRINGS[d] for d in op.dtypes], ", ".join(op.dtypes))] if uses_t else [],
         attributes=[OpSchema.Attribute(a.name, onnx.helper.make_attribute(a.name, a.default), a.doc)
                     for a in op.attributes],

@@ -4,7 +4,8 @@ libonnxruntime_providers_cann.so (``nm -DC``).
 
     .venv-cann/bin/python scripts/gen_cann_ep_kernels.py        # regenerate after a wheel update
 
-tests/rewrite/test_placement_tables.py re-reads the symbols and checks the table is current.
+tests/rewrite/test_placement_tables.py re-reads the symbols and checks the table is current
+(:func:`stale_reason`).
 """
 
 from __future__ import annotations
@@ -66,12 +67,29 @@ def render(table) -> str:
     return "\n".join(lines) + "\n"
 
 
+TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rewrite", "placement",
+                     "cann_ep_kernels.py")
+
+
+def stale_reason(table_path: str, library_path: str) -> str | None:
+    """Why ``table_path`` is not what this script writes from ``library_path`` (the first line that
+    differs, both versions), or None when it is current."""
+    with open(table_path, encoding="utf-8") as f:
+        have = f.read().splitlines()
+    want = render(read_kernels(library_path)).splitlines()
+    for i, (h, w) in enumerate(zip(have, want)):
+        if h != w:
+            return f"{table_path}:{i + 1} is {h!r}, {library_path} gives {w!r}"
+    if len(have) != len(want):
+        return f"{table_path} has {len(have)} lines, {library_path} gives {len(want)}"
+    return None
+
+
 def main() -> int:
-    target = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rewrite", "placement",
-                          "cann_ep_kernels.py")
-    with open(target, "w", encoding="utf-8") as f:
-        f.write(render(read_kernels(provider_library())))
-    print(f"wrote {target}")
+    from ort_ops.files import atomic_write_text
+
+    atomic_write_text(TABLE, render(read_kernels(provider_library())))
+    print(f"wrote {TABLE}")
     return 0
 
 

@@ -47,6 +47,8 @@ from onnx import TensorProto, helper
 
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from ort_ops.ops.adam_update import attribute_double, compensations
+from ort_ops.rewrite.lowerings.adam_update import update as adam_update
+from ort_ops.rewrite.lowerings.sgd_update import update as sgd_update
 from ort_ops.training.interface import grad_name
 
 _NP_TO_ONNX = {np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.float32): TensorProto.FLOAT,
@@ -193,6 +195,22 @@ class Optimizer:
                 const) -> tuple[str, dict[str, str]]:
         raise NotImplementedError
 
+    # The unfused graph's per-parameter nodes come from the lowering's formula
+    # (ort_ops.rewrite.lowerings.<op>.update); these name its values here: role -> tag (the tensor is
+    # "<tag>.<parameter>"), constant role -> "const.<tag>", step scalar role -> graph input.
+    _value_tags: Mapping[str, str] = {}
+    _const_tags: Mapping[str, str] = {}
+    _scalar_inputs: Mapping[str, str] = {}
+
+    def _emitters(self, nodes: list, name: str, const):
+        """``op(kind, args, role)`` and ``const(role, value)`` for the formula, appending to ``nodes``."""
+        def op(kind: str, args: list, role: str) -> str:
+            out = f"{self._value_tags[role]}.{name}"
+            nodes.append(helper.make_node(kind, args, [out]))
+            return out
+
+        return op, lambda role, value: const(self._const_tags[role], value)
+
     def build_graph(self, shapes: Mapping[str, tuple[int, ...]], dtype=np.float32, *,
                     fused: bool | None = None) -> onnx.ModelProto:
         """The update graph for parameters ``name -> shape`` (all of ``dtype``): fused (``None``:
@@ -307,6 +325,10 @@ class SGD(Optimizer):
     kind = "sgd"
     scalar_names = ("sgd.neg_lr", "sgd.mom", "sgd.gscale")
     fused_op = "SGDUpdate"
+    _value_tags = {"decay": "wd_p", "decayed_grad": "g_wd", "kept": "buf_m", "scaled_grad": "g_s", "new_buf": "buf",
+                   "lookahead": "nb", "nesterov": "g_n", "step": "step", "new_param": "p_new"}
+    _const_tags = {"weight_decay": "wd", "momentum": "momentum"}
+    _scalar_inputs = {"neg_lr": "sgd.neg_lr", "step_momentum": "sgd.mom", "grad_scale": "sgd.gscale"}
 
     def __post_init__(self):
         # torch.optim.SGD's ranges (lr, momentum, weight_decay >= 0; dampening any number), finite
@@ -355,21 +377,10 @@ class SGD(Optimizer):
         _op(nodes, "Add", _op(nodes, "Mul", scalars, keep.name, "sgd.scalars_kept"), later.name, out)
 
     def _update(self, nodes, name, p, g, state, const):
-        t = lambda tag: f"{tag}.{name}"
-        if self.weight_decay != 0:
-            g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))
-        new_state = {}
-        if self.momentum != 0:
-            buf = _op(nodes, "Add",
-                      _op(nodes, "Mul", state["momentum_buffer"], "sgd.mom", t("buf_m")),
-                      _op(nodes, "Mul", g, "sgd.gscale", t("g_s")), t("buf"))
-            new_state["momentum_buffer"] = buf
-            if self.nesterov:
-                g = _op(nodes, "Add", g, _op(nodes, "Mul", buf, const("momentum", self.momentum), t("nb")), t("g_n"))
-            else:
-                g = buf
-        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", g, "sgd.neg_lr", t("step")), t("p_new"))
-        return new_p, new_state
+        op, constant = self._emitters(nodes, name, const)
+        new_p, buf = sgd_update(op, constant, self._scalar_inputs.__getitem__, p, g, state.get("momentum_buffer"),
+                                momentum=self.momentum, weight_decay=self.weight_decay, nesterov=self.nesterov)
+        return new_p, ({} if buf is None else {"momentum_buffer": buf})
 
 
 @dataclass
@@ -385,6 +396,12 @@ class Adam(Optimizer):
     slots = ("exp_avg", "exp_avg_sq")
     scalar_names = ("adam.neg_step_size", "adam.bc2_sqrt")
     fused_op = "AdamUpdate"
+    _value_tags = {"decay": "wd_p", "decayed_grad": "g_wd", "g_minus_m": "g_m", "lerp": "lerp", "new_m": "m_new",
+                   "kept_v": "v_b2", "scaled_grad": "g_s", "grad_sq": "gg", "new_v": "v_new", "sqrt_v": "sqrt_v",
+                   "v_hat": "v_hat", "denom": "denom", "ratio": "ratio", "update": "step", "new_param": "p_new"}
+    _const_tags = {"weight_decay": "wd", "one_minus_beta1": "one_m_b1", "beta2": "b2", "one_minus_beta2": "one_m_b2",
+                   "eps": "eps"}
+    _scalar_inputs = {"neg_step_size": "adam.neg_step_size", "bc2_sqrt": "adam.bc2_sqrt"}
 
     def __post_init__(self):
         # torch.optim.Adam's ranges (lr, eps, weight_decay >= 0; betas in [0, 1)), finite
@@ -523,32 +540,9 @@ class Adam(Optimizer):
         _op(nodes, "Mul", scalars, factors.name, out)
 
     def _update(self, nodes, name, p, g, state, const):
-        t = lambda tag: f"{tag}.{name}"
-        beta1, beta2 = self.betas
-        if self.weight_decay != 0:
-            g = _op(nodes, "Add", g, _op(nodes, "Mul", p, const("wd", self.weight_decay), t("wd_p")), t("g_wd"))
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        # exp_avg.lerp_(g, 1 - beta1)
-        m_new = _op(nodes, "Add", m, _op(nodes, "Mul", _op(nodes, "Sub", g, m, t("g_m")),
-                                         const("one_m_b1", 1 - beta1), t("lerp")), t("m_new"))
-        # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        v_new = _op(nodes, "Add", _op(nodes, "Mul", v, const("b2", beta2), t("v_b2")),
-                    _op(nodes, "Mul", _op(nodes, "Mul", g, const("one_m_b2", 1 - beta2), t("g_s")), g, t("gg")),
-                    t("v_new"))
-        # denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        denom = _op(nodes, "Add", _op(nodes, "Div", _op(nodes, "Sqrt", v_new, None, t("sqrt_v")),
-                                      "adam.bc2_sqrt", t("v_hat")), const("eps", self.eps), t("denom"))
-        # param.addcdiv_(exp_avg, denom, value=-step_size)
-        new_p = _op(nodes, "Add", p, _op(nodes, "Mul", _op(nodes, "Div", m_new, denom, t("ratio")),
-                                         "adam.neg_step_size", t("step")), t("p_new"))
-        return new_p, {"exp_avg": m_new, "exp_avg_sq": v_new}
+        op, constant = self._emitters(nodes, name, const)
+        new_p, m, v = adam_update(op, constant, self._scalar_inputs.__getitem__, p, g, state["exp_avg"],
+                                  state["exp_avg_sq"], beta1=self.betas[0], beta2=self.betas[1], eps=self.eps,
+                                  weight_decay=self.weight_decay)
+        return new_p, {"exp_avg": m, "exp_avg_sq": v}
 
-
-def from_config(config: Mapping) -> Optimizer:
-    """The optimizer described by :meth:`Optimizer.config`."""
-    config = dict(config)
-    kind = config.pop("kind", None)
-    classes = {"sgd": SGD, "adam": Adam}
-    if kind not in classes:
-        raise ValueError(f"optimizer kind must be one of {sorted(classes)}, got {kind!r}")
-    return classes[kind](**config)

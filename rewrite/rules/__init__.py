@@ -13,6 +13,7 @@ each fused op only replaces its site's outputs, and the nodes nothing reads any 
 
 from ort_ops.rewrite.rules import (
     foreign_elu_grad,
+    leaky_relu_backward,
     max_pool_backward,
     min_add_mul,
     mul_where_factor,
@@ -33,6 +34,7 @@ RULES: tuple[Rule, ...] = (
 TRAINING_RULES: tuple[Rule, ...] = RULES + (
     softmax_cross_entropy.RULE,
     max_pool_backward.RULE,
+    leaky_relu_backward.RULE,
 )
 
 __all__ = ["RULES", "Rule", "Site", "TRAINING_RULES"]

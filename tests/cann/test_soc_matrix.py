@@ -94,7 +94,8 @@ def test_toolkit_table_matches_the_simulated_devices():
            "LessEqual", "Less", "LogicalNot", "GatherElements", "ScatterElements", "Conv2DBackpropInput",
            "MaxPoolV3", "MaxPoolGrad", "SoftmaxCrossEntropyWithLogits", "CrossEntropyLoss", "CrossEntropyLossGrad",
            "ApplyMomentum", "ApplyAdamW", "Muls",
-           "Axpy", "Add", "Mul", "Sub", "RealDiv", "Sqrt", "Cast", "Transpose", "Slice", "MatMulV2", "Elu"]
+           "Axpy", "Add", "Mul", "Sub", "RealDiv", "Sqrt", "Cast", "Transpose", "Slice", "MatMulV2", "Elu",
+           "LeakyReluGrad"]
     code = textwrap.dedent(f"""
         import ctypes, json
         from ort_ops import cann_ep

@@ -239,7 +239,7 @@ def test_missing_exporter_translation_is_reported_in_one_line():
 @pytest.mark.parametrize("fx", fixtures.FIXTURES, ids=lambda f: f.name)
 def test_committed_fixture_is_current(fx):
     path = fixtures.path_of(fx.name)
-    assert path.exists(), f"run scripts/make_fixtures.py to create {path}"
+    assert path.exists(), f"run python -m models.fixtures to create {path}"
     assert path.stat().st_size < fixtures.MAX_BYTES
     model = onnx.load(path)
     assert model.ir_version == IR_VERSION

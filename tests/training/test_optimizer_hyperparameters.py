@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from ort_ops.domain import IR_VERSION, ONNX_OPSET
-from ort_ops.training.optim import SGD, Adam, from_config
+from ort_ops.training.optim import SGD, Adam
 from ort_ops.training.trainer import Trainer
 
 SHAPES = {"w": (3,)}
@@ -49,8 +49,6 @@ BAD_AT_CONSTRUCTION = [
 def test_bad_hyperparameters_are_rejected_at_construction(cls, kwargs, message):
     with pytest.raises(ValueError, match=message):
         cls(**kwargs)
-    with pytest.raises(ValueError, match=message):  # and from a checkpoint's configuration
-        from_config({"kind": cls.kind, **kwargs})
 
 
 BAD_FOR_FLOAT32 = [
@@ -112,4 +110,6 @@ def test_good_hyperparameters_are_kept_as_given():
     assert type(adam.lr) is float and type(adam.weight_decay) is float
     sgd = SGD(lr=0, momentum=np.float64(0.9), dampening=-0.5, nesterov=np.bool_(False))
     assert (sgd.lr, sgd.momentum, sgd.dampening, sgd.nesterov) == (0.0, 0.9, -0.5, False)
-    assert from_config(adam.config()) == adam and from_config(sgd.config()) == sgd
+    assert adam.config() == {"kind": "adam", "lr": 3.0, "betas": (0.0, 0.5), "eps": 0.0, "weight_decay": 0.25}
+    assert sgd.config() == {"kind": "sgd", "lr": 0.0, "momentum": 0.9, "dampening": -0.5, "weight_decay": 0.0,
+                            "nesterov": False}

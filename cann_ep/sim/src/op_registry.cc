@@ -56,6 +56,7 @@ const KernelEntry kKernels[] = {
     {"DropoutV2", k_dropout_v2, "nn/dropout.cc Dropout 12, 13 in training mode (attr p)"},
     // Sent by the ort_ops CANN kernels (docs/cann_ops.md, "ACL op types the simulator implements").
     {"Elu", k_elu, "ort_ops CANN kernels (attrs alpha/scale/input_scale)"},
+    {"LeakyReluGrad", k_leaky_relu_grad, "ort_ops LeakyReluGrad CANN kernel (attr negative_slope)"},
     {"EluGradV2", k_elu_grad_v2, "ort_ops EluGrad CANN kernel, alpha != 1 (attrs alpha/scale/input_scale/is_result)"},
     {"LogSoftmaxV2", k_log_softmax_v2, "ort_ops CANN kernels (attr axes, one axis)"},
     {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy, "ort_ops CANN kernels (loss, backprop)"},

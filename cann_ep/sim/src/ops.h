@@ -29,6 +29,8 @@ aclError k_cast(const OpCall&, Run*);
 // ops/elu_grad.cc
 aclError k_elu_grad(const OpCall&, Run*);
 aclError k_elu_grad_v2(const OpCall&, Run*);
+// ops/leaky_relu_grad.cc
+aclError k_leaky_relu_grad(const OpCall&, Run*);
 // ops/matmul.cc
 aclError k_batch_matmul(const OpCall&, Run*);
 aclError k_gemm(const OpCall&, Run*);

@@ -62,6 +62,7 @@ const OpSupport kOpSupport[] = {
     // hicann/ops-nn
     {"EluGrad", kNN, "activation/elu_grad/README.md", kReadme, k310B},
     {"EluGradV2", kNN, "activation/elu_grad_v2/README.md", kReadme, k310B},
+    {"LeakyReluGrad", kNN, "activation/leaky_relu_grad/README.md", kReadme, k310B},
     {"Relu", kNN, "activation/relu/README.md", kReadme, k310B},
     {"ReluGrad", kNN, "activation/relu_grad/README.md", kReadme, k310B},
     {"Sigmoid", kNN, "activation/sigmoid/README.md", kReadme, k310B},

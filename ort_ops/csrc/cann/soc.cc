@@ -34,6 +34,7 @@ const Missing kMissing[] = {
     // Atlas 200I/500 A2 inference products (Ascend 310B)
     {"ascend310b", "EluGrad", kNN},
     {"ascend310b", "EluGradV2", kNN},
+    {"ascend310b", "LeakyReluGrad", kNN},
     {"ascend310b", "Exp", kMath},
     {"ascend310b", "Log", kMath},
     {"ascend310b", "LogSoftmaxV2", kNN},

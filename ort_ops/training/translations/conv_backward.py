@@ -74,7 +74,11 @@ def convolution_backward(
     groups: int = 1,
     output_mask: Sequence[bool] = (True, True, True),
 ):
-    """``aten::convolution_backward`` -> (grad_input, grad_weight, grad_bias) as ONNX ops."""
+    """``aten::convolution_backward`` -> (grad_input, grad_weight, grad_bias) as ONNX ops.
+
+    The parameters are aten's schema, in its order (the exporter and callers pass them
+    positionally). ``output_padding`` only matters for a transposed convolution, which is rejected,
+    so it is accepted and not read, as aten does not read it for ``transposed=False``."""
     if transposed:
         raise ValueError(unsupported_reason(transposed=True))
     x_shape = _static_shape(input, "input")

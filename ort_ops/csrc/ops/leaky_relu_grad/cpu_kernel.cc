@@ -1,0 +1,65 @@
+// LeakyReluGrad on the CPU EP: float32 math per element (common/elementwise.h's MapFloat32: inputs
+// loaded exactly, one round-to-nearest-even store), in chunks on the session's intra-op pool.
+#include "common/elementwise.h"
+#include "common/element_type.h"
+#include "common/float_convert.h"
+#include "common/op_base.h"
+#include "common/parallel.h"
+#include "ops/leaky_relu_grad/leaky_relu_grad.h"
+
+#ifndef ORTOPS_DEFAULT_NAN_BITS
+#error "ORTOPS_DEFAULT_NAN_BITS comes from ort_ops/domain.py through CMake"
+#endif
+
+namespace ortops::leaky_relu_grad {
+namespace {
+
+// Tensors below this many elements run on the calling thread; larger ones in pieces of kChunk.
+constexpr size_t kParallelMinElements = size_t{1} << 16;
+constexpr size_t kChunkElements = size_t{1} << 15;
+
+// backprops = features > 0 ? gradients : gradients * slope, in float32. Strict greater-than: NaN
+// and +-0.0 features take the product. The gradients branch copies the bits (a signalling NaN
+// included); a NaN product is gradients' NaN quieted, else the slope's, else the default NaN
+// (0 * inf): docs/ops/LeakyReluGrad.md, "NaN payloads".
+inline float LeakyReluGrad32(float gradients, float features, float slope) {
+  if (features > 0.0f) return gradients;
+  const float product = gradients * slope;
+  if (product == product) return product;
+  if (gradients != gradients) return QuietNan(gradients);
+  if (slope != slope) return QuietNan(slope);
+  return FloatOf(ORTOPS_DEFAULT_NAN_BITS);
+}
+
+template <typename T>
+struct CpuKernel {
+  explicit CpuKernel(const Def::Attributes& attributes) : slope(attributes.negative_slope) {}
+  OrtStatusPtr Init() { return nullptr; }
+  float slope;
+
+  struct Job {
+    const void* gradients;
+    const void* features;
+    void* backprops;
+    float slope;
+    void Run(size_t begin, size_t end) const {
+      const float s = slope;
+      MapFloat32<T>(ElementAt<T>(gradients, begin), ElementAt<T>(features, begin), ElementAt<T>(backprops, begin),
+                    end - begin, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
+    }
+  };
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
+    ElementwiseIo io;
+    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
+    if (io.count == 0) return nullptr;
+    const Job job{io.inputs[0], io.inputs[1], io.output, slope};
+    return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
+  }
+};
+
+}  // namespace
+
+const std::vector<OrtCustomOp*>& CpuOps() { return FloatOps<Def, CpuKernel>(kCpuProvider); }
+
+}  // namespace ortops::leaky_relu_grad
