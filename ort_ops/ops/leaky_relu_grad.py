@@ -68,6 +68,8 @@ OP = OpDef(
     outputs=(Tensor("backprops", "dL/dX, same shape and dtype as gradients"),),
     attributes=(Attribute("negative_slope", DEFAULT_NEGATIVE_SLOPE, "the LeakyReLU's slope for features <= 0"),),
     reference=leaky_relu_grad,
+    # ONNX LeakyRelu's and PyTorch leaky_relu_backward's names, which this op does not take
+    foreign_attributes=("alpha", "self_is_result"),
     summary="LeakyReLU backward: backprops = features > 0 ? gradients : gradients * negative_slope",
     examples=({"negative_slope": 0.01}, {"negative_slope": 1.0}, {"negative_slope": -0.5}),
     doc="""\

@@ -1,10 +1,10 @@
-// LeakyReluGrad on the CPU EP: float32 math per element (common/elementwise.h's MapFloat32: inputs
-// loaded exactly, one round-to-nearest-even store), in chunks on the session's intra-op pool.
+// LeakyReluGrad on the CPU EP, written on the CPU elementwise skeleton (common/elementwise.h): a
+// typed float32 function, inputs loaded exactly, one round-to-nearest-even store, in chunks on the
+// session's intra-op pool.
 #include "common/elementwise.h"
 #include "common/element_type.h"
 #include "common/float_convert.h"
 #include "common/op_base.h"
-#include "common/parallel.h"
 #include "ops/leaky_relu_grad/leaky_relu_grad.h"
 
 #ifndef ORTOPS_DEFAULT_NAN_BITS
@@ -13,10 +13,6 @@
 
 namespace ortops::leaky_relu_grad {
 namespace {
-
-// Tensors below this many elements run on the calling thread; larger ones in pieces of kChunk.
-constexpr size_t kParallelMinElements = size_t{1} << 16;
-constexpr size_t kChunkElements = size_t{1} << 15;
 
 // backprops = features > 0 ? gradients : gradients * slope, in float32. Strict greater-than: NaN
 // and +-0.0 features take the product. The gradients branch copies the bits (a signalling NaN
@@ -37,29 +33,16 @@ struct CpuKernel {
   OrtStatusPtr Init() { return nullptr; }
   float slope;
 
-  struct Job {
-    const void* gradients;
-    const void* features;
-    void* backprops;
-    float slope;
-    void Run(size_t begin, size_t end) const {
-      const float s = slope;
-      MapFloat32<T>(ElementAt<T>(gradients, begin), ElementAt<T>(features, begin), ElementAt<T>(backprops, begin),
-                    end - begin, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
-    }
-  };
-
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     ElementwiseIo io;
     ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
-    if (io.count == 0) return nullptr;
-    const Job job{io.inputs[0], io.inputs[1], io.output, slope};
-    return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
+    const float s = slope;
+    return MapElementwise<T>(context, io, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
   }
 };
 
 }  // namespace
 
-const std::vector<OrtCustomOp*>& CpuOps() { return FloatOps<Def, CpuKernel>(kCpuProvider); }
+void RegisterCpu(OpList& list) { list.AddDeclared<Declaration, CpuKernel>(); }
 
 }  // namespace ortops::leaky_relu_grad
