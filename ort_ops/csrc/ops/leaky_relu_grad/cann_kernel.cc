@@ -49,11 +49,11 @@ struct CannKernel {
     const size_t backprops = f32.Output(&layout, io.output, shape);
     ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
-    ORTOPS_RETURN_IF_ERROR(run.Op("LeakyReluGrad")
-                               .Tensors({F32(f32.In(gradients), shape), F32(f32.In(features), shape)},
-                                        {F32(f32.Out(backprops), shape)})
-                               .AttrFloat("negative_slope", slope)
-                               .Run(run.stream));
+    ORTOPS_RETURN_IF_ERROR(
+        run.Op("LeakyReluGrad")
+            .Tensors({F32(f32.In(gradients), shape), F32(f32.In(features), shape)}, {F32(f32.Out(backprops), shape)})
+            .AttrFloat("negative_slope", slope)
+            .Run(run.stream));
     return f32.CastOutputs();
   }
 };
