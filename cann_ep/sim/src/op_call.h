@@ -74,9 +74,16 @@ struct KernelEntry {
   const char* sent_by;  // which ORT CANN EP kernel sends this op type
 };
 
-// op_registry.cc: the single table of simulated op types.
+// The op types of one file of ops/: each ops/<stem>.cc defines `OpTable <stem>_ops()`, and the
+// registry (op_registry.cc) is generated from the folder, so a new op type is one new file.
+struct OpTable {
+  const KernelEntry* entries;
+  size_t count;
+};
+
+// op_registry.cc: the simulated op types, collected from every ops/*.cc at first use.
 const KernelEntry* find_kernel(const std::string& op_type);
-std::string kernel_names();
+std::string kernel_names();  // sorted, comma-separated
 
 // Shared validation helpers (ops_common.cc).
 aclError expect_counts(const OpCall& c, size_t n_in, size_t n_out);

@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -49,6 +49,15 @@ aclError k_elu(const OpCall& c, Run* run) {
     default: *run = [c, alpha, scale, input_scale] { elu<BF16>(c, alpha, scale, input_scale); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable activation_ops() {
+  static const KernelEntry kOps[] = {
+      {"Elu", k_elu, "ort_ops CANN kernels (attrs alpha/scale/input_scale)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

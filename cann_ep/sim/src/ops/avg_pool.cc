@@ -23,7 +23,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -188,6 +188,15 @@ aclError k_avg_pool_v2(const OpCall& c, Run* run) {
     default: *run = [c, g] { avg_pool<F64>(c, g); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable avg_pool_ops() {
+  static const KernelEntry kOps[] = {
+      {"AvgPoolV2", k_avg_pool_v2, "nn/average_pool.cc AveragePool, GlobalAveragePool (attrs ksize/strides/pads/...)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

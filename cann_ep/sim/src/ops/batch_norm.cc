@@ -21,7 +21,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -123,6 +123,15 @@ aclError k_batch_norm(const OpCall& c, Run* run) {
     default: *run = [c, channels, inner, epsilon] { batch_norm_infer<BF16>(c, channels, inner, epsilon); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable batch_norm_ops() {
+  static const KernelEntry kOps[] = {
+      {"BatchNorm", k_batch_norm, "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

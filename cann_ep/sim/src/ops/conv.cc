@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -334,6 +334,16 @@ aclError k_conv2d_backprop_input(const OpCall& c, Run* run) {
     default: *run = [c, g] { conv2d_backprop_input<BF16>(c, g); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable conv_ops() {
+  static const KernelEntry kOps[] = {
+      {"Conv2D", k_conv2d, "nn/conv.cc Conv on 4-D input (NCHW; attrs strides/pads/dilations/groups)"},
+      {"Conv2DBackpropInput", k_conv2d_backprop_input, "ort_ops CANN kernels (input_size: const int32 input)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 #include "row_sum.h"
 
 namespace aclsim {
@@ -251,6 +251,16 @@ aclError k_cross_entropy_loss_grad(const OpCall& c, Run* run) {
     default: *run = [c, reduction, ignore_index] { backward<BF16>(c, reduction, ignore_index); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable cross_entropy_loss_ops() {
+  static const KernelEntry kOps[] = {
+      {"CrossEntropyLoss", k_cross_entropy_loss, "ort_ops SoftmaxCrossEntropyLossAndGrad on Atlas A2/A3"},
+      {"CrossEntropyLossGrad", k_cross_entropy_loss_grad, "ort_ops SoftmaxCrossEntropyLossAndGrad on Atlas A2/A3"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

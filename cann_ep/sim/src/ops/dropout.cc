@@ -15,7 +15,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -77,6 +77,15 @@ aclError k_dropout_v2(const OpCall& c, Run* run) {
   else
     *run = [c, p] { dropout<F16>(c, p); };
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable dropout_ops() {
+  static const KernelEntry kOps[] = {
+      {"DropoutV2", k_dropout_v2, "nn/dropout.cc Dropout 12, 13 in training mode (attr p)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -8,7 +8,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -235,6 +235,32 @@ aclError k_select(const OpCall& c, Run* run) {
     });
   };
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable elementwise_ops() {
+  static const KernelEntry kOps[] = {
+      {"Add", k_add, "math/binary_elementwise_ops.cc Add"},
+      {"Sub", k_sub, "math/binary_elementwise_ops.cc Sub"},
+      {"Mul", k_mul, "math/binary_elementwise_ops.cc Mul"},
+      {"Div", k_div, "math/binary_elementwise_ops.cc Div"},
+      {"RealDiv", k_div, "(CANN name; not sent by the EP)"},
+      {"Maximum", k_maximum, "(CANN name; not sent by the EP)"},
+      {"Minimum", k_minimum, "(CANN name; not sent by the EP)"},
+      {"Less", k_less, "(CANN name; not sent by the EP)"},
+      {"LessEqual", k_less_equal, "(CANN name; not sent by the EP)"},
+      {"Greater", k_greater, "(CANN name; not sent by the EP)"},
+      {"GreaterEqual", k_greater_equal, "(CANN name; not sent by the EP)"},
+      {"Equal", k_equal, "(CANN name; not sent by the EP)"},
+      {"NotEqual", k_not_equal, "(CANN name; not sent by the EP)"},
+      {"Select", k_select, "(CANN name of Where; not sent by the EP)"},
+      {"SelectV2", k_select, "ort_ops CANN kernels (condition, then, else)"},
+      {"LogicalNot", k_logical_not, "ort_ops CANN kernels"},
+      {"LogicalAnd", k_logical_and, "ort_ops CANN kernels"},
+      {"LogicalOr", k_logical_or, "ort_ops CANN kernels"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

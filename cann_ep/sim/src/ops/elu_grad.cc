@@ -12,7 +12,7 @@
 #include <cmath>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -118,6 +118,16 @@ aclError k_elu_grad_v2(const OpCall& c, Run* run) {
       break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable elu_grad_ops() {
+  static const KernelEntry kOps[] = {
+      {"EluGrad", k_elu_grad, "ort_ops EluGrad (CANN variant)"},
+      {"EluGradV2", k_elu_grad_v2, "ort_ops EluGrad CANN kernel, alpha != 1 (attrs alpha/scale/input_scale/is_result)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

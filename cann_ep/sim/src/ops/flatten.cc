@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 
@@ -34,6 +34,15 @@ aclError k_flatten(const OpCall& c, Run* run) {
     if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(c.out[0].data, c.in[0].data, c.in[0].bytes);
   };
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable flatten_ops() {
+  static const KernelEntry kOps[] = {
+      {"Flatten", k_flatten, "tensor/flatten.cc Flatten (attr axis)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -186,6 +186,16 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
       };
   });
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable index_ops() {
+  static const KernelEntry kOps[] = {
+      {"GatherElements", k_gather_elements, "ort_ops CANN kernels (attr dim; bad index: device fault)"},
+      {"ScatterElements", k_scatter_elements, "ort_ops CANN kernels (attrs axis/reduction; bad index: device fault)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

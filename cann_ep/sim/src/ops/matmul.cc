@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -280,6 +280,18 @@ aclError k_matmul_v2(const OpCall& c, Run* run) {
     default: *run = [c, M, K, N, ta, tb, bias] { matmul_v2<I32, I32>(c, M, K, N, ta, tb, bias); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable matmul_ops() {
+  static const KernelEntry kOps[] = {
+      {"BatchMatMul", k_batch_matmul, "math/matmul.cc MatMul (attrs adj_x1/adj_x2)"},
+      {"MatMul", k_batch_matmul, "(CANN name; not sent by the EP)"},
+      {"MatMulV2", k_matmul_v2, "ort_ops CANN kernels (x1, x2, bias; attrs transpose_x1/transpose_x2)"},
+      {"GEMM", k_gemm, "math/gemm.cc Gemm (fp16) and cann_utils.cc aclrtblasGemmEx"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -17,7 +17,7 @@
 #include <cmath>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -149,6 +149,16 @@ aclError k_apply_adam_w(const OpCall& c, Run* run) {
     *run = [c, maximize] { apply_adam_w<T>(c, maximize); };
   });
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable optim_ops() {
+  static const KernelEntry kOps[] = {
+      {"ApplyMomentum", k_apply_momentum, "ort_ops CANN kernels (accum updated in place)"},
+      {"ApplyAdamW", k_apply_adam_w, "ort_ops CANN kernels (outputs var, m, v)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

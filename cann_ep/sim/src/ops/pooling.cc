@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -271,6 +271,16 @@ aclError k_max_pool_grad(const OpCall& c, Run* run) {
     default: *run = [c, g] { max_pool_grad<BF16>(c, g); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable pooling_ops() {
+  static const KernelEntry kOps[] = {
+      {"MaxPoolV3", k_max_pool_v3, "ort_ops CANN kernels (attrs ksize/strides/padding_mode/pads/ceil_mode)"},
+      {"MaxPoolGrad", k_max_pool_grad, "ort_ops CANN kernels (attrs ksize/strides/padding)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -147,6 +147,15 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
       };
   });
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable reduce_ops() {
+  static const KernelEntry kOps[] = {
+      {"ReduceSum", k_reduce_sum, "ort_ops CANN kernels (axes input; attrs keep_dims/noop_with_empty_axes)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -9,7 +9,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -123,6 +123,17 @@ aclError k_axpy(const OpCall& c, Run* run) {
       };
   });
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable scalar_arith_ops() {
+  static const KernelEntry kOps[] = {
+      {"Muls", k_muls_adds, "ort_ops CANN kernels (attr value)"},
+      {"Adds", k_muls_adds, "ort_ops CANN kernels (attr value)"},
+      {"Axpy", k_axpy, "ort_ops CANN kernels (attr alpha)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 #include "row_sum.h"
 
 namespace aclsim {
@@ -146,6 +146,16 @@ aclError k_softmax_cross_entropy(const OpCall& c, Run* run) {
     default: *run = [c, n, classes] { softmax_cross_entropy<BF16>(c, n, classes); }; break;
   }
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable softmax_ops() {
+  static const KernelEntry kOps[] = {
+      {"LogSoftmaxV2", k_log_softmax_v2, "ort_ops CANN kernels (attr axes, one axis)"},
+      {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy, "ort_ops CANN kernels (loss, backprop)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "broadcast.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 
@@ -165,6 +165,20 @@ aclError k_identity(const OpCall& c, Run* run) {
     if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(c.out[0].data, c.in[0].data, c.in[0].bytes);
   };
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable tensor_ops() {
+  static const KernelEntry kOps[] = {
+      {"BroadcastToD", k_broadcast_to, "cann_utils.cc Broadcast (for Add/Sub/Mul/Div broadcasting)"},
+      {"Fill", k_fill, "cann_utils.cc Fill"},
+      {"TransposeD", k_transpose, "tensor/transpose.cc Transpose (attr perm)"},
+      {"Identity", k_identity, "(CANN name; not sent by the EP)"},
+      {"Transpose", k_transpose_v, "ort_ops CANN kernels (perm: const input)"},
+      {"Slice", k_slice, "ort_ops CANN kernels (offsets, size: const inputs)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -17,7 +17,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -86,6 +86,15 @@ aclError k_truncate_div(const OpCall& c, Run* run) {
     };
   });
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable truncate_div_ops() {
+  static const KernelEntry kOps[] = {
+      {"TruncateDiv", k_truncate_div, "ort_ops CANN kernels (placed integer Div)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -178,6 +178,30 @@ aclError k_cast(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "Cast: output 0 (y) has unsupported dtype %s",
                 dtype_name(c.out[0].dtype));
   return ACL_SUCCESS;
+}
+
+
+// The op types this file implements (the registry, op_registry.cc, collects every file's table).
+OpTable unary_ops() {
+  static const KernelEntry kOps[] = {
+      {"Relu", k_relu, "activation/activations.cc Relu"},
+      {"Abs", k_unary, "math/unary_elementwise_ops.cc Abs"},
+      {"Neg", k_unary, "math/unary_elementwise_ops.cc Neg"},
+      {"Exp", k_unary, "math/unary_elementwise_ops.cc Exp (attrs base/scale/shift)"},
+      {"Log", k_unary, "math/unary_elementwise_ops.cc Log (attrs base/scale/shift)"},
+      {"Sqrt", k_unary, "math/unary_elementwise_ops.cc Sqrt"},
+      {"Reciprocal", k_unary, "math/unary_elementwise_ops.cc Reciprocal"},
+      {"Floor", k_unary, "math/unary_elementwise_ops.cc Floor"},
+      {"Ceil", k_unary, "math/unary_elementwise_ops.cc Ceil"},
+      {"Round", k_unary, "math/unary_elementwise_ops.cc Round"},
+      {"Sin", k_unary, "math/unary_elementwise_ops.cc Sin"},
+      {"Cos", k_unary, "math/unary_elementwise_ops.cc Cos"},
+      {"Erf", k_unary, "math/unary_elementwise_ops.cc Erf"},
+      {"Tanh", k_unary, "(CANN name; not sent by the EP)"},
+      {"Sigmoid", k_unary, "(CANN name; not sent by the EP)"},
+      {"Cast", k_cast, "tensor/cast.cc Cast (attr dst_type)"},
+  };
+  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }
 
 }  // namespace aclsim
