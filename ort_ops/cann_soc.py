@@ -68,6 +68,11 @@ def source_line(op_type: str, family: str) -> str:
     return f"{source['repo']}@{source['commit']}:{entry['path']}:{line}"
 
 
+def placed_routes() -> dict[str, dict[str, list[str]]]:
+    """ONNX op type of a placed kernel -> route -> the CANN op types it launches there."""
+    return table()["placed"]
+
+
 def placed_launches(onnx_op: str, route: str = DEFAULT_ROUTE) -> tuple[str, ...]:
     """The CANN op types placed kernel ``onnx_op`` launches on ``route`` (KeyError naming both if absent)."""
     routes = table()["placed"].get(onnx_op)

@@ -26,7 +26,7 @@ constexpr ValueType kValueTypes[] = {
 class ConstantOfShapeKernel : public PlacedKernel {
  public:
   ConstantOfShapeKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Fill"}), type_(op.outputs()[0].type) {
+      : PlacedKernel(info, op, status, "fill", "ConstantOfShape"), type_(op.outputs()[0].type) {
     if (*status != nullptr) return;
     *status = ReadValue(info);
   }
