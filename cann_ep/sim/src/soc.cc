@@ -32,7 +32,8 @@ const SocPattern kExactNames[] = {
 #define CANN_SOC_EXACT(name, family) {name, family},
 #include "cann_soc_table.inc"
 };
-const SocPattern kPrefixes[] = {  // in order: the first match wins
+const SocPattern kPrefixes[] = {
+// in order: the first match wins
 #define CANN_SOC_PREFIX(prefix, family) {prefix, family},
 #include "cann_soc_table.inc"
 };
@@ -74,8 +75,8 @@ std::string soc_op_unavailable(const char* op_type) {
   for (const OpSupport& s : kOpSupport) {
     if (std::strcmp(s.op_type, op_type) != 0 || ((s.missing >> f) & 1u) == 0) continue;
     const FamilyInfo& family = kFamilies[f];
-    return "op type " + std::string(op_type) + " is not available on SoC " + soc + " (" + family.name + "): " +
-           s.repo + ":" + s.path + ":" + std::to_string(s.first_line + f * s.step) + " marks \"" + family.product +
+    return "op type " + std::string(op_type) + " is not available on SoC " + soc + " (" + family.name + "): " + s.repo +
+           ":" + s.path + ":" + std::to_string(s.first_line + f * s.step) + " marks \"" + family.product +
            "\" as not supported";
   }
   return "";

@@ -21,7 +21,8 @@ const SocPattern kExactNames[] = {
 #define CANN_SOC_EXACT(name, family) {name, family},
 #include "cann_soc_table.inc"
 };
-const SocPattern kPrefixes[] = {  // in order: the first match wins
+const SocPattern kPrefixes[] = {
+// in order: the first match wins
 #define CANN_SOC_PREFIX(prefix, family) {prefix, family},
 #include "cann_soc_table.inc"
 };

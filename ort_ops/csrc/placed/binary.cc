@@ -74,8 +74,7 @@ class BinaryKernel : public PlacedKernel {
 
 class WhereKernel : public PlacedKernel {
  public:
-  WhereKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {}
+  WhereKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView c, x, y;

@@ -9,8 +9,7 @@ namespace {
 
 class GemmKernel : public PlacedKernel {
  public:
-  GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {
+  GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     float alpha = 1.0f, beta = 1.0f;
     if ((*status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha)) != nullptr) return;

@@ -51,7 +51,6 @@ aclError k_elu(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable activation_ops() {
   static const KernelEntry kOps[] = {

@@ -190,7 +190,6 @@ aclError k_avg_pool_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable avg_pool_ops() {
   static const KernelEntry kOps[] = {

@@ -125,11 +125,11 @@ aclError k_batch_norm(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable batch_norm_ops() {
   static const KernelEntry kOps[] = {
-      {"BatchNorm", k_batch_norm, "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
+      {"BatchNorm", k_batch_norm,
+       "nn/batch_norm.cc BatchNormalization (inference; attrs epsilon/data_format/is_training)"},
   };
   return {kOps, sizeof(kOps) / sizeof(kOps[0])};
 }

@@ -336,7 +336,6 @@ aclError k_conv2d_backprop_input(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable conv_ops() {
   static const KernelEntry kOps[] = {

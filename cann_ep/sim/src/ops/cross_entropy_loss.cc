@@ -253,7 +253,6 @@ aclError k_cross_entropy_loss_grad(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable cross_entropy_loss_ops() {
   static const KernelEntry kOps[] = {

@@ -79,7 +79,6 @@ aclError k_dropout_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable dropout_ops() {
   static const KernelEntry kOps[] = {

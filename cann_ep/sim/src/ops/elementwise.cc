@@ -237,7 +237,6 @@ aclError k_select(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable elementwise_ops() {
   static const KernelEntry kOps[] = {

@@ -120,7 +120,6 @@ aclError k_elu_grad_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable elu_grad_ops() {
   static const KernelEntry kOps[] = {

@@ -36,7 +36,6 @@ aclError k_flatten(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable flatten_ops() {
   static const KernelEntry kOps[] = {

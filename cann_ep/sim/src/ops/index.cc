@@ -188,7 +188,6 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable index_ops() {
   static const KernelEntry kOps[] = {

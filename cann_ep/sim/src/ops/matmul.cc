@@ -282,7 +282,6 @@ aclError k_matmul_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable matmul_ops() {
   static const KernelEntry kOps[] = {

@@ -151,7 +151,6 @@ aclError k_apply_adam_w(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable optim_ops() {
   static const KernelEntry kOps[] = {

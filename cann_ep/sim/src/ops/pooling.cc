@@ -273,7 +273,6 @@ aclError k_max_pool_grad(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable pooling_ops() {
   static const KernelEntry kOps[] = {

@@ -149,7 +149,6 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable reduce_ops() {
   static const KernelEntry kOps[] = {

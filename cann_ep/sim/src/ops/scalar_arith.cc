@@ -125,7 +125,6 @@ aclError k_axpy(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable scalar_arith_ops() {
   static const KernelEntry kOps[] = {

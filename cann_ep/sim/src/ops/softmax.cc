@@ -148,7 +148,6 @@ aclError k_softmax_cross_entropy(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable softmax_ops() {
   static const KernelEntry kOps[] = {

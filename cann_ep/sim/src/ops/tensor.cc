@@ -167,7 +167,6 @@ aclError k_identity(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable tensor_ops() {
   static const KernelEntry kOps[] = {

@@ -88,7 +88,6 @@ aclError k_truncate_div(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable truncate_div_ops() {
   static const KernelEntry kOps[] = {

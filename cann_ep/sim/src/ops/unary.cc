@@ -180,7 +180,6 @@ aclError k_cast(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-
 // The op types this file implements (the registry, op_registry.cc, collects every file's table).
 OpTable unary_ops() {
   static const KernelEntry kOps[] = {

@@ -67,8 +67,8 @@ const Launches* FindLaunches(const char* onnx_op, const char* route);
 // table above, under `onnx_op`: the placed op's name unless given).
 class PlacedKernel : public Kernel {
  public:
-  PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
-               const char* route = kDefaultRoute, const char* onnx_op = nullptr);
+  PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route = kDefaultRoute,
+               const char* onnx_op = nullptr);
 
  protected:
   const char* name() const { return name_; }
@@ -94,9 +94,9 @@ class PlacedKernel : public Kernel {
   std::string Who() const;  // "<op> node '<node name>' on CANN"
 
   const char* name_;
-  const char* onnx_op_;                // the key of its CANN op lists
+  const char* onnx_op_;                 // the key of its CANN op lists
   const Launches* launches_ = nullptr;  // of the route checked at creation
-  std::string node_;                   // the node's name ("" if it has none)
+  std::string node_;                    // the node's name ("" if it has none)
 };
 
 // The factory of kernel class K constructed as K(info, op, &status, args...).
