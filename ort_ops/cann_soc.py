@@ -143,11 +143,22 @@ _MACROS = ("CANN_FAMILY", "CANN_SOC_EXACT", "CANN_SOC_PREFIX", "CANN_OP", "CANN_
 
 
 def docs_table() -> str:
-    """The availability table of docs/cann_ops.md (Markdown, one row per op type listed)."""
+    """The availability tables of docs/cann_ops.md (Markdown): per family the op types it lacks, and
+    one row per op type listed (✓ / ✗ per family, the source)."""
     data = table()
     fams = families()
+    socs: dict[str, list[str]] = {f: [] for f in fams}
+    for name, family in data["soc_names"]["exact"].items():
+        socs[family].append(f"`{name}`")
+    for prefix, family in data["soc_names"]["prefixes"]:
+        socs[family].append(f"`{prefix}*`")
+    rows = ["| Family (SoC names) | Lacks |", "| --- | --- |"]
+    for f in fams:
+        lacks = [op for op in sorted(data["ops"]) if f not in available_on(op)]
+        rows.append(f"| `{f}` ({', '.join(socs[f])}) | {', '.join(lacks) or 'nothing'} |")
+    rows.append("")
     head = "| CANN op type | " + " | ".join(f"`{f}`" for f in fams) + " | Source |"
-    rows = [head, "|" + " --- |" * (len(fams) + 2)]
+    rows += [head, "|" + " --- |" * (len(fams) + 2)]
     for op in sorted(data["ops"]):
         entry = data["ops"][op]
         on = available_on(op)
