@@ -43,20 +43,13 @@ aclError k_elu(const OpCall& c, Run* run) {
   if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
   const float alpha = c.attr_float("alpha", 1.0f), scale = c.attr_float("scale", 1.0f),
               input_scale = c.attr_float("input_scale", 1.0f);
-  switch (c.in[0].dtype) {
-    case ACL_FLOAT: *run = [c, alpha, scale, input_scale] { elu<F32>(c, alpha, scale, input_scale); }; break;
-    case ACL_FLOAT16: *run = [c, alpha, scale, input_scale] { elu<F16>(c, alpha, scale, input_scale); }; break;
-    default: *run = [c, alpha, scale, input_scale] { elu<BF16>(c, alpha, scale, input_scale); }; break;
-  }
+  visit_listed<F32, F16, BF16>(c.in[0].dtype, [&](auto t) {
+    *run = [c, alpha, scale, input_scale] { elu<decltype(t)>(c, alpha, scale, input_scale); };
+  });
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable activation_ops() {
-  static const KernelEntry kOps[] = {
-      {"Elu", k_elu, "ort_ops CANN kernels (attrs alpha/scale/input_scale)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(activation, {"Elu", k_elu})
 
 }  // namespace aclsim

@@ -79,12 +79,7 @@ aclError k_dropout_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable dropout_ops() {
-  static const KernelEntry kOps[] = {
-      {"DropoutV2", k_dropout_v2, "nn/dropout.cc Dropout 12, 13 in training mode (attr p)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(dropout, {"DropoutV2", k_dropout_v2})
 
 }  // namespace aclsim

@@ -76,11 +76,7 @@ aclError k_elu_grad(const OpCall& c, Run* run) {
   if (g.numel == 0)
     return fail(ACL_ERROR_INVALID_PARAM, "EluGrad: tiling failed: input 0 (grads) is an empty tensor (shape %s)",
                 shape_str(g.dims).c_str());
-  switch (g.dtype) {
-    case ACL_FLOAT: *run = [c] { elu_grad<F32>(c); }; break;
-    case ACL_FLOAT16: *run = [c] { elu_grad<F16>(c); }; break;
-    default: *run = [c] { elu_grad<BF16>(c); }; break;
-  }
+  visit_listed<F32, F16, BF16>(g.dtype, [&](auto t) { *run = [c] { elu_grad<decltype(t)>(c); }; });
   return ACL_SUCCESS;
 }
 
@@ -120,13 +116,7 @@ aclError k_elu_grad_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable elu_grad_ops() {
-  static const KernelEntry kOps[] = {
-      {"EluGrad", k_elu_grad, "ort_ops EluGrad (CANN variant)"},
-      {"EluGradV2", k_elu_grad_v2, "ort_ops EluGrad CANN kernel, alpha != 1 (attrs alpha/scale/input_scale/is_result)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(elu_grad, {"EluGrad", k_elu_grad}, {"EluGradV2", k_elu_grad_v2})
 
 }  // namespace aclsim

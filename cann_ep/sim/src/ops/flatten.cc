@@ -36,12 +36,7 @@ aclError k_flatten(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable flatten_ops() {
-  static const KernelEntry kOps[] = {
-      {"Flatten", k_flatten, "tensor/flatten.cc Flatten (attr axis)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(flatten, {"Flatten", k_flatten})
 
 }  // namespace aclsim

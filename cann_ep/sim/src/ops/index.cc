@@ -188,13 +188,7 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable index_ops() {
-  static const KernelEntry kOps[] = {
-      {"GatherElements", k_gather_elements, "ort_ops CANN kernels (attr dim; bad index: device fault)"},
-      {"ScatterElements", k_scatter_elements, "ort_ops CANN kernels (attrs axis/reduction; bad index: device fault)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(index, {"GatherElements", k_gather_elements}, {"ScatterElements", k_scatter_elements})
 
 }  // namespace aclsim

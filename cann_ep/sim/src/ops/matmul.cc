@@ -183,11 +183,8 @@ aclError k_gemm(const OpCall& c, Run* run) {
   if (c.out[0].dims != mn)
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "GEMM: output 0 has shape %s, expected %s",
                 shape_str(c.out[0].dims).c_str(), shape_str(mn).c_str());
-  switch (a.dtype) {
-    case ACL_FLOAT: *run = [c, M, K, N, ta, tb] { gemm<F32>(c, M, K, N, ta, tb); }; break;
-    case ACL_FLOAT16: *run = [c, M, K, N, ta, tb] { gemm<F16>(c, M, K, N, ta, tb); }; break;
-    default: *run = [c, M, K, N, ta, tb] { gemm<BF16>(c, M, K, N, ta, tb); }; break;
-  }
+  visit_listed<F32, F16, BF16>(a.dtype,
+                               [&](auto t) { *run = [c, M, K, N, ta, tb] { gemm<decltype(t)>(c, M, K, N, ta, tb); }; });
   return ACL_SUCCESS;
 }
 
@@ -282,15 +279,8 @@ aclError k_matmul_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable matmul_ops() {
-  static const KernelEntry kOps[] = {
-      {"BatchMatMul", k_batch_matmul, "math/matmul.cc MatMul (attrs adj_x1/adj_x2)"},
-      {"MatMul", k_batch_matmul, "(CANN name; not sent by the EP)"},
-      {"MatMulV2", k_matmul_v2, "ort_ops CANN kernels (x1, x2, bias; attrs transpose_x1/transpose_x2)"},
-      {"GEMM", k_gemm, "math/gemm.cc Gemm (fp16) and cann_utils.cc aclrtblasGemmEx"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(matmul, {"BatchMatMul", k_batch_matmul}, {"MatMul", k_batch_matmul}, {"MatMulV2", k_matmul_v2},
+           {"GEMM", k_gemm})
 
 }  // namespace aclsim

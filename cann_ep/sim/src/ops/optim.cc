@@ -151,13 +151,7 @@ aclError k_apply_adam_w(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable optim_ops() {
-  static const KernelEntry kOps[] = {
-      {"ApplyMomentum", k_apply_momentum, "ort_ops CANN kernels (accum updated in place)"},
-      {"ApplyAdamW", k_apply_adam_w, "ort_ops CANN kernels (outputs var, m, v)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(optim, {"ApplyMomentum", k_apply_momentum}, {"ApplyAdamW", k_apply_adam_w})
 
 }  // namespace aclsim

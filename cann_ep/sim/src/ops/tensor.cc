@@ -167,17 +167,8 @@ aclError k_identity(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable tensor_ops() {
-  static const KernelEntry kOps[] = {
-      {"BroadcastToD", k_broadcast_to, "cann_utils.cc Broadcast (for Add/Sub/Mul/Div broadcasting)"},
-      {"Fill", k_fill, "cann_utils.cc Fill"},
-      {"TransposeD", k_transpose, "tensor/transpose.cc Transpose (attr perm)"},
-      {"Identity", k_identity, "(CANN name; not sent by the EP)"},
-      {"Transpose", k_transpose_v, "ort_ops CANN kernels (perm: const input)"},
-      {"Slice", k_slice, "ort_ops CANN kernels (offsets, size: const inputs)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Fill", k_fill}, {"TransposeD", k_transpose},
+           {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice})
 
 }  // namespace aclsim

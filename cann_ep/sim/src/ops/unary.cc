@@ -180,27 +180,10 @@ aclError k_cast(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-// The op types this file implements (the registry, op_registry.cc, collects every file's table).
-OpTable unary_ops() {
-  static const KernelEntry kOps[] = {
-      {"Relu", k_relu, "activation/activations.cc Relu"},
-      {"Abs", k_unary, "math/unary_elementwise_ops.cc Abs"},
-      {"Neg", k_unary, "math/unary_elementwise_ops.cc Neg"},
-      {"Exp", k_unary, "math/unary_elementwise_ops.cc Exp (attrs base/scale/shift)"},
-      {"Log", k_unary, "math/unary_elementwise_ops.cc Log (attrs base/scale/shift)"},
-      {"Sqrt", k_unary, "math/unary_elementwise_ops.cc Sqrt"},
-      {"Reciprocal", k_unary, "math/unary_elementwise_ops.cc Reciprocal"},
-      {"Floor", k_unary, "math/unary_elementwise_ops.cc Floor"},
-      {"Ceil", k_unary, "math/unary_elementwise_ops.cc Ceil"},
-      {"Round", k_unary, "math/unary_elementwise_ops.cc Round"},
-      {"Sin", k_unary, "math/unary_elementwise_ops.cc Sin"},
-      {"Cos", k_unary, "math/unary_elementwise_ops.cc Cos"},
-      {"Erf", k_unary, "math/unary_elementwise_ops.cc Erf"},
-      {"Tanh", k_unary, "(CANN name; not sent by the EP)"},
-      {"Sigmoid", k_unary, "(CANN name; not sent by the EP)"},
-      {"Cast", k_cast, "tensor/cast.cc Cast (attr dst_type)"},
-  };
-  return {kOps, sizeof(kOps) / sizeof(kOps[0])};
-}
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(unary, {"Relu", k_relu}, {"Abs", k_unary}, {"Neg", k_unary}, {"Exp", k_unary}, {"Log", k_unary},
+           {"Sqrt", k_unary}, {"Reciprocal", k_unary}, {"Floor", k_unary}, {"Ceil", k_unary}, {"Round", k_unary},
+           {"Sin", k_unary}, {"Cos", k_unary}, {"Erf", k_unary}, {"Tanh", k_unary}, {"Sigmoid", k_unary},
+           {"Cast", k_cast})
 
 }  // namespace aclsim
