@@ -107,20 +107,22 @@ def _c(text: str) -> str:
 
 def cpp_table() -> str:
     """The table as C++ macro calls (``cann_soc_table.inc``), which each consumer defines:
-    CANN_FAMILY(index, name, product), CANN_SOC_EXACT(name, family_index),
-    CANN_SOC_PREFIX(prefix, family_index), CANN_OP(type, missing_bits, repo_at_commit, readme_ref,
+    CANN_FAMILY(index, name, product), CANN_OP(type, missing_bits, repo_at_commit, readme_ref,
     path, first_line, step) for every op type missing on some family (bit i: family i),
-    CANN_PLACED_ROUTE(onnx_op, route, count, {ops...})."""
+    CANN_PLACED_ROUTE(onnx_op, route, count, {ops...}); and with CANN_SOC_FAMILY_INDEX defined, a
+    function of that name: SoC name (std::string) -> family index, or -1 (CANN's map)."""
     data = table()
     index = {name: i for i, name in enumerate(families())}
     lines = [f"// Generated from ort_ops/{TABLE_PATH.name} by ort_ops/cann_soc.py --cpp (CMake): do not edit.",
              *(f"#ifndef {m}\n#define {m}(...)\n#endif" for m in _MACROS)]
     for i, f in enumerate(data["families"]):
         lines.append(f"CANN_FAMILY({i}, {_c(f['name'])}, {_c(f['product'])})")
-    for name, family in data["soc_names"]["exact"].items():
-        lines.append(f"CANN_SOC_EXACT({_c(name)}, {index[family]})")
-    for prefix, family in data["soc_names"]["prefixes"]:
-        lines.append(f"CANN_SOC_PREFIX({_c(prefix)}, {index[family]})")
+    lines += ["#ifdef CANN_SOC_FAMILY_INDEX", "// The family index of SoC `soc` (exact names, then prefixes), or -1.",
+              "int CANN_SOC_FAMILY_INDEX(const std::string& soc) {"]
+    lines += [f"  if (soc == {_c(name)}) return {index[f]};" for name, f in data["soc_names"]["exact"].items()]
+    lines += [f"  if (soc.rfind({_c(prefix)}, 0) == 0) return {index[f]};"
+              for prefix, f in data["soc_names"]["prefixes"]]
+    lines += ["  return -1;", "}", "#endif"]
     for op, entry in data["ops"].items():
         if entry["on"] == ALL:
             continue
@@ -135,11 +137,11 @@ def cpp_table() -> str:
         for route, ops in routes.items():
             lines.append(f"CANN_PLACED_ROUTE({_c(onnx_op)}, {_c(route)}, {len(ops)}, "
                          f"{{{', '.join(_c(o) for o in ops)}}})")
-    lines += [f"#undef {m}" for m in _MACROS]
+    lines += [f"#undef {m}" for m in (*_MACROS, "CANN_SOC_FAMILY_INDEX")]
     return "\n".join(lines) + "\n"
 
 
-_MACROS = ("CANN_FAMILY", "CANN_SOC_EXACT", "CANN_SOC_PREFIX", "CANN_OP", "CANN_PLACED_ROUTE")
+_MACROS = ("CANN_FAMILY", "CANN_OP", "CANN_PLACED_ROUTE")
 
 
 def docs_table() -> str:

@@ -24,20 +24,6 @@ const FamilyInfo kFamilies[] = {
 #include "cann_soc_table.inc"
 };
 
-struct SocPattern {
-  const char* name;  // an exact SoC name, or a prefix of SoC names
-  unsigned family;   // index into kFamilies
-};
-const SocPattern kExactNames[] = {
-#define CANN_SOC_EXACT(name, family) {name, family},
-#include "cann_soc_table.inc"
-};
-const SocPattern kPrefixes[] = {
-// in order: the first match wins
-#define CANN_SOC_PREFIX(prefix, family) {prefix, family},
-#include "cann_soc_table.inc"
-};
-
 struct OpSupport {
   const char* op_type;
   unsigned missing;  // bit i: kFamilies[i]'s row is marked x / 不支持
@@ -53,13 +39,8 @@ const OpSupport kOpSupport[] = {
 };
 
 // SoC name -> index into kFamilies, or -1: exact names first, then prefixes.
-int family_of(const std::string& soc) {
-  for (const SocPattern& s : kExactNames)
-    if (soc == s.name) return static_cast<int>(s.family);
-  for (const SocPattern& s : kPrefixes)
-    if (soc.rfind(s.name, 0) == 0) return static_cast<int>(s.family);
-  return -1;
-}
+#define CANN_SOC_FAMILY_INDEX family_of
+#include "cann_soc_table.inc"
 
 }  // namespace
 

@@ -13,20 +13,6 @@ const char* const kFamilies[] = {
 #include "cann_soc_table.inc"
 };
 
-struct SocPattern {
-  const char* name;  // an exact SoC name, or a prefix of SoC names
-  unsigned family;   // index into kFamilies
-};
-const SocPattern kExactNames[] = {
-#define CANN_SOC_EXACT(name, family) {name, family},
-#include "cann_soc_table.inc"
-};
-const SocPattern kPrefixes[] = {
-// in order: the first match wins
-#define CANN_SOC_PREFIX(prefix, family) {prefix, family},
-#include "cann_soc_table.inc"
-};
-
 struct OpSupport {
   const char* op_type;
   unsigned missing;        // bit i: not available on kFamilies[i]
@@ -37,15 +23,8 @@ const OpSupport kOpSupport[] = {
 #include "cann_soc_table.inc"
 };
 
-int FamilyIndex(const std::string& soc_name) {
-  for (const SocPattern& s : kExactNames) {
-    if (soc_name == s.name) return static_cast<int>(s.family);
-  }
-  for (const SocPattern& s : kPrefixes) {
-    if (soc_name.rfind(s.name, 0) == 0) return static_cast<int>(s.family);
-  }
-  return -1;
-}
+#define CANN_SOC_FAMILY_INDEX FamilyIndex
+#include "cann_soc_table.inc"
 
 }  // namespace
 
