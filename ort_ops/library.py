@@ -92,7 +92,8 @@ def has_cann_kernels() -> bool:
 
 def cann_op_unavailable(soc_name: str, op_type: str) -> str | None:
     """Why CANN op ``op_type`` is not available on SoC ``soc_name`` (the source that says so), or
-    None: the kernels' own SoC table (``ort_ops/csrc/cann/soc.cc``)."""
+    None: the table compiled into the library (``ort_ops/csrc/cann/soc.cc``, from
+    ``ort_ops/cann_soc_table.json``; placement reads the file itself, :mod:`ort_ops.cann_soc`)."""
     import ctypes
 
     fn = ctypes.CDLL(get_library_path()).OrtOpsCannOpUnavailable

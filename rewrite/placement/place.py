@@ -41,7 +41,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ort_ops import DOMAIN
+from ort_ops import DOMAIN, cann_soc
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
 from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
 from ort_ops.rewrite.placement.ep_defects import DEFECTS, defect_of
@@ -470,8 +470,6 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
     dimension raises ``ValueError``. A model that was placed before is unplaced first, so placing
     twice is the same as once.
     """
-    from ort_ops.library import cann_op_unavailable
-
     report = report if report is not None else PlacementReport()
     report.soc = soc
     out = unplace(model)
@@ -481,7 +479,7 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
     kernels = _Kernels()
     if not kernels.table:
         report.notes.append("this ort_ops library has no CANN kernels (built with ORTOPS_WITH_CANN=OFF)")
-    work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_op_unavailable)
+    work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_soc.unavailable)
     if not {"Transpose", "Gemm", "MatMul"} & work.skip:
         gemm = RULES["Gemm"]
 

@@ -11,6 +11,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from ort_ops.cann_soc import DEFAULT_ROUTE, placed_launches, placed_routes
+
 
 @dataclass
 class NodeInfo:
@@ -47,7 +49,9 @@ def no_check(info: NodeInfo) -> str | None:
 class PlaceRule:
     """``op_type`` (ai.onnx) placed as ``ai.ortops.cann::<placed_name(info)>``.
 
-    ``cann_ops(info)``: the CANN op types the kernel launches for this node (checked against the
+    ``route(info)``: which of the kernel's routes this node takes (default: ``"default"``); the CANN
+    op types each route launches are written once, in ``ort_ops/cann_soc_table.json`` "placed"
+    (the C++ kernel reads the same entry), and :meth:`cann_ops` gives them (checked against the
     SoC). ``check``: a reason not to place it. ``min_opset``: the ai.onnx opset from which the
     op has the form the kernel implements. ``leave_to_ep``: a reason to leave the node to the
     CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
@@ -57,16 +61,20 @@ class PlaceRule:
     """
 
     op_type: str
-    cann_ops: Callable[[NodeInfo], tuple[str, ...]]
     check: Check = no_check
     placed_name: Callable[[NodeInfo], str] | None = None
     min_opset: int = 1
     leave_to_ep: Callable[[NodeInfo], str | None] | None = None
+    route: Callable[[NodeInfo], str] | None = None
+
+    def __post_init__(self):
+        if self.op_type not in placed_routes():
+            raise KeyError(f"placement rule {self.op_type}: ort_ops/cann_soc_table.json 'placed' has no entry for it "
+                           "(the CANN ops its kernel launches)")
 
     def name_for(self, info: NodeInfo) -> str:
         return self.placed_name(info) if self.placed_name is not None else self.op_type
 
-
-def fixed(*ops: str) -> Callable[[NodeInfo], tuple[str, ...]]:
-    """``cann_ops`` for a kernel that always launches ``ops``."""
-    return lambda info: ops
+    def cann_ops(self, info: NodeInfo) -> tuple[str, ...]:
+        """The CANN op types the kernel launches for this node."""
+        return placed_launches(self.op_type, self.route(info) if self.route is not None else DEFAULT_ROUTE)

@@ -53,6 +53,19 @@ struct BF16 {
   static uint16_t store(float v) { return f32_to_bf16(v); }
 };
 
+// For a kernel whose inputs were validated to one of the dtypes Ts: calls f(T{}) for the T of
+// dtype `t`, the last of Ts for any other (the kernel's own list: each T is instantiated).
+template <typename T, typename... Rest, typename F>
+void visit_listed(aclDataType t, F&& f) {
+  if constexpr (sizeof...(Rest) == 0) {
+    f(T{});
+  } else if (t == T::kType) {
+    f(T{});
+  } else {
+    visit_listed<Rest...>(t, f);
+  }
+}
+
 // Calls f(T{}) for the dtype's traits; returns false for dtypes the simulator lacks.
 template <typename F>
 bool visit_dtype(aclDataType t, F&& f) {

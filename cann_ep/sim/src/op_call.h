@@ -70,13 +70,25 @@ using Kernel = aclError (*)(const OpCall& call, Run* run);
 
 struct KernelEntry {
   const char* op_type;
-  Kernel kernel;
-  const char* sent_by;  // which ORT CANN EP kernel sends this op type
+  Kernel kernel;  // (which EP or ort_ops kernel sends the op type: docs/cann_ops.md)
 };
 
-// op_registry.cc: the single table of simulated op types.
+// The op types of one file of ops/: each ops/<stem>.cc ends with ACLSIM_OPS(<stem>, {"Type",
+// kernel}, ...), which defines `OpTable <stem>_ops()`; the registry (op_registry.cc) includes a list
+// of the files that CMake generates, so a new op type is one new file.
+struct OpTable {
+  const KernelEntry* entries;
+  size_t count;
+};
+#define ACLSIM_OPS(stem, ...)                        \
+  OpTable stem##_ops() {                             \
+    static const KernelEntry kOps[] = {__VA_ARGS__}; \
+    return {kOps, sizeof(kOps) / sizeof(kOps[0])};   \
+  }
+
+// op_registry.cc: the simulated op types, collected from every ops/*.cc at first use.
 const KernelEntry* find_kernel(const std::string& op_type);
-std::string kernel_names();
+std::string kernel_names();  // sorted, comma-separated
 
 // Shared validation helpers (ops_common.cc).
 aclError expect_counts(const OpCall& c, size_t n_in, size_t n_out);
@@ -91,6 +103,14 @@ aclError expect_output_shape(const OpCall& c, size_t index, const char* what, co
 // dtype of `t` is one of `allowed`, else ACL_ERROR_UNSUPPORTED_DATA_TYPE listing them.
 aclError expect_dtype_in(const OpCall& c, const char* what, const OpTensor& t,
                          std::initializer_list<aclDataType> allowed);
+// Whether `t` is one of `listed`.
+bool dtype_listed(aclDataType t, std::initializer_list<aclDataType> listed);
+// An op x (input 0), ... -> y: `n_in` inputs and one output, x's dtype one of `allowed` (as
+// expect_dtype_in), y's x's.
+aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed);
+// ACL_ERROR_OP_INPUT_NOT_MATCH: a pooling op's input 0 (x) leaves no window for its kernel and strides.
+aclError no_output_window(const OpCall& c, const OpTensor& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                          const std::string& mode);
 // `t` holds one element ([1] or []), else ACL_ERROR_OP_INPUT_NOT_MATCH.
 aclError expect_one_element(const OpCall& c, const char* what, const OpTensor& t);
 // The values of a 1-D int32/int64 input. `need_const`: it must be an aclSetTensorConst input (its

@@ -1,5 +1,5 @@
-// The SoC support table (see soc.h). Sources: the README product tables of hicann/ops-nn @e5c3fa93
-// and hicann/ops-math @c4193324 (paths in docs/cann_ops.md, "SoC support matrix").
+// The SoC support table (see soc.h), compiled from ort_ops/cann_soc_table.json (the one table;
+// CMake generates cann_soc_table.inc from it; docs/cann_ops.md, "SoC availability", cites each row).
 #include "cann/soc.h"
 
 #include <cstring>
@@ -8,115 +8,36 @@
 namespace ortops::cann {
 namespace {
 
-struct Family {
-  const char* prefix;  // SoC names starting with it
-  const char* family;
-};
-// Longest prefixes first. "Ascend910B<digit>" is Atlas A2 (910B1..910B4); other Ascend910 names
-// (Ascend910A, Ascend910B, Ascend910ProA/ProB, Ascend910PremiumA) are the Atlas training series.
-const Family kFamilies[] = {
-    {"Ascend910_93", "ascend910_93"}, {"Ascend910B1", "ascend910b"}, {"Ascend910B2", "ascend910b"},
-    {"Ascend910B3", "ascend910b"},    {"Ascend910B4", "ascend910b"}, {"Ascend910", "ascend910"},
-    {"Ascend310P", "ascend310p"},     {"Ascend310B", "ascend310b"},  {"Ascend950", "ascend950"},
+const char* const kFamilies[] = {
+#define CANN_FAMILY(index, name, product) name,
+#include "cann_soc_table.inc"
 };
 
-struct Missing {
-  const char* family;
+struct OpSupport {
   const char* op_type;
-  const char* source;
+  unsigned missing;        // bit i: not available on kFamilies[i]
+  const char* readme_ref;  // "hicann/ops-nn README": the errors' source
 };
-constexpr const char* kNN = "hicann/ops-nn README";
-constexpr const char* kMath = "hicann/ops-math README";
-// Every op the kernels launch, or a CANN EP kernel placement leaves a node to (rewrite/placement/
-// ep_launches.py), whose README marks a product x (or, for an op without a README, the
-// README of the aclnn API that launches it); docs/cann_ops.md cites each line.
-const Missing kMissing[] = {
-    // Atlas 200I/500 A2 inference products (Ascend 310B)
-    {"ascend310b", "EluGrad", kNN},
-    {"ascend310b", "EluGradV2", kNN},
-    {"ascend310b", "LeakyReluGrad", kNN},
-    {"ascend310b", "Exp", kMath},
-    {"ascend310b", "Log", kMath},
-    {"ascend310b", "LogSoftmaxV2", kNN},
-    {"ascend310b", "LogSoftmaxGrad", kNN},
-    {"ascend310b", "SoftmaxCrossEntropyWithLogits", kNN},
-    {"ascend310b", "CrossEntropyLoss", kNN},
-    {"ascend310b", "CrossEntropyLossGrad", kNN},
-    {"ascend310b", "ReduceSum", kMath},
-    {"ascend310b", "Select", kMath},
-    {"ascend310b", "Equal", kMath},
-    {"ascend310b", "NotEqual", kMath},
-    {"ascend310b", "LessEqual", kMath},
-    {"ascend310b", "Greater", kMath},
-    {"ascend310b", "GreaterEqual", kMath},
-    {"ascend310b", "LogicalNot", kMath},
-    {"ascend310b", "LogicalAnd", kMath},
-    {"ascend310b", "LogicalOr", kMath},
-    {"ascend310b", "GatherElements", kNN},
-    {"ascend310b", "ScatterElements", kNN},
-    {"ascend310b", "Conv2DBackpropInput", kNN},
-    {"ascend310b", "MaxPoolV3", kNN},
-    {"ascend310b", "ApplyMomentum", kNN},
-    {"ascend310b", "ApplyAdamW", kNN},
-    {"ascend310b", "Muls", kMath},
-    {"ascend310b", "Adds", kMath},
-    {"ascend310b", "Axpy", kMath},
-    {"ascend310b", "Add", kMath},
-    {"ascend310b", "Mul", kMath},
-    {"ascend310b", "Sqrt", kMath},
-    {"ascend310b", "Abs", kMath},
-    {"ascend310b", "Reciprocal", kMath},
-    {"ascend310b", "Relu", kNN},
-    {"ascend310b", "Sigmoid", kNN},
-    {"ascend310b", "Tanh", kMath},
-    {"ascend310b", "Slice", kMath},
-    {"ascend310b", "Identity", kMath},
-    {"ascend310b", "Floor", kMath},  // the CANN EP's Floor, Ceil, Round, Erf
-    {"ascend310b", "Ceil", kMath},
-    {"ascend310b", "Round", kMath},
-    {"ascend310b", "Erf", kMath},
-    // Atlas inference products (Ascend 310P)
-    {"ascend310p", "Exp", kMath},
-    {"ascend310p", "Log", kMath},
-    {"ascend310p", "Sqrt", kMath},
-    {"ascend310p", "Tanh", kMath},
-    {"ascend310p", "Adds", kMath},
-    {"ascend310p", "Less", kMath},
-    {"ascend310p", "TruncateDiv", kMath},
-    {"ascend310p", "Div", kMath},  // the CANN EP's Div, Round, Erf
-    {"ascend310p", "Round", kMath},
-    {"ascend310p", "Erf", kMath},
-    {"ascend310p", "CrossEntropyLoss", kNN},
-    {"ascend310p", "CrossEntropyLossGrad", kNN},
-    {"ascend310p", "GatherElements", kNN},
-    {"ascend310p", "ScatterElements", kNN},
-    // Atlas training products (Ascend 910)
-    {"ascend910", "Exp", kMath},
-    {"ascend910", "Log", kMath},
-    {"ascend910", "CrossEntropyLoss", kNN},
-    {"ascend910", "CrossEntropyLossGrad", kNN},
-    {"ascend910", "GatherElements", kNN},
-    {"ascend910", "ScatterElements", kNN},
-    // Atlas A2 / A3 (910B, 910_93): the new GatherElements/ScatterElements are Ascend 950 only
-    {"ascend910b", "GatherElements", kNN},
-    {"ascend910b", "ScatterElements", kNN},
-    {"ascend910_93", "GatherElements", kNN},
-    {"ascend910_93", "ScatterElements", kNN},
+const OpSupport kOpSupport[] = {
+#define CANN_OP(type, missing, repo_at_commit, readme_ref, path, first_line, step) {type, missing, readme_ref},
+#include "cann_soc_table.inc"
 };
+
+#define CANN_SOC_FAMILY_INDEX FamilyIndex
+#include "cann_soc_table.inc"
 
 }  // namespace
 
 const char* SocFamily(const std::string& soc_name) {
-  for (const Family& f : kFamilies) {
-    if (soc_name.rfind(f.prefix, 0) == 0) return f.family;
-  }
-  return "";
+  const int family = FamilyIndex(soc_name);
+  return family < 0 ? "" : kFamilies[family];
 }
 
 const char* UnavailableReason(const std::string& soc_name, const char* op_type) {
-  const char* family = SocFamily(soc_name);
-  for (const Missing& m : kMissing) {
-    if (std::strcmp(m.family, family) == 0 && std::strcmp(m.op_type, op_type) == 0) return m.source;
+  const int family = FamilyIndex(soc_name);
+  if (family < 0) return nullptr;
+  for (const OpSupport& s : kOpSupport) {
+    if (std::strcmp(s.op_type, op_type) == 0) return (s.missing >> family) & 1u ? s.readme_ref : nullptr;
   }
   return nullptr;
 }
@@ -131,9 +52,10 @@ const std::string& SocName(const AclApi& acl) {
   return *name;
 }
 
-OrtStatusPtr RequireOps(const AclApi& acl, const char* kernel, std::initializer_list<const char*> op_types) {
+OrtStatusPtr RequireOps(const AclApi& acl, const char* kernel, const char* const* op_types, size_t count) {
   const std::string& soc = SocName(acl);
-  for (const char* op : op_types) {
+  for (size_t i = 0; i < count; ++i) {
+    const char* op = op_types[i];
     if (const char* source = UnavailableReason(soc, op)) {
       return MakeError(std::string(kernel) + " on CANN: the CANN op " + op + " is not available on " + soc + " (" +
                            SocFamily(soc) + "; " + source + "), and the kernel has no other exact route there",

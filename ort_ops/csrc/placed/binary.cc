@@ -18,18 +18,10 @@
 namespace ortops::placed::binary {
 namespace {
 
-// ONNX op -> the CANN op computing it.
-struct Mapping {
-  const char* onnx;
-  const char* acl;
-};
-constexpr Mapping kArithmetic[] = {{"Add", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}};
-constexpr Mapping kCompare[] = {{"Equal", "Equal"},
-                                {"Less", "Less"},
-                                {"LessOrEqual", "LessEqual"},
-                                {"Greater", "Greater"},
-                                {"GreaterOrEqual", "GreaterEqual"}};
-constexpr Mapping kLogical[] = {{"And", "LogicalAnd"}, {"Or", "LogicalOr"}};
+// The ONNX ops (the CANN op computing each: ort_ops/cann_soc_table.json "placed").
+constexpr const char* kArithmetic[] = {"Add", "Sub", "Mul"};
+constexpr const char* kCompare[] = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"};
+constexpr const char* kLogical[] = {"And", "Or"};
 
 constexpr ONNXTensorElementDataType kFloats[] = {kF32, kF16, kBF16, kF64};
 constexpr ONNXTensorElementDataType kAddInts[] = {kU8, kI8, kI16, kI32, kI64};
@@ -41,23 +33,17 @@ bool IsFloat(ONNXTensorElementDataType t) {
   return false;
 }
 
-// The CANN op of ONNX op `onnx` on inputs of type `type`.
-const char* AclOpOf(const char* onnx, ONNXTensorElementDataType type) {
-  if (std::strcmp(onnx, "Div") == 0) return IsFloat(type) ? "RealDiv" : "TruncateDiv";
-  for (const Mapping& m : kArithmetic)
-    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  for (const Mapping& m : kCompare)
-    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  for (const Mapping& m : kLogical)
-    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  return "";
+// The route of ONNX op `onnx` on inputs of type `type`: Div has one for floats and one for integers.
+const char* RouteOf(const char* onnx, ONNXTensorElementDataType type) {
+  if (std::strcmp(onnx, "Div") == 0) return IsFloat(type) ? "float" : "integer";
+  return kDefaultRoute;
 }
 
 class BinaryKernel : public PlacedKernel {
  public:
   BinaryKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {AclOpOf(op.GetName(), op.inputs()[0].type)}),
-        acl_op_(AclOpOf(op.GetName(), op.inputs()[0].type)),
+      : PlacedKernel(info, op, status, RouteOf(op.GetName(), op.inputs()[0].type)),
+        acl_op_(Launch(0)),
         out_type_(op.outputs()[0].type) {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -87,8 +73,7 @@ class BinaryKernel : public PlacedKernel {
 
 class WhereKernel : public PlacedKernel {
  public:
-  WhereKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"SelectV2"}) {}
+  WhereKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView c, x, y;
@@ -118,7 +103,7 @@ class WhereKernel : public PlacedKernel {
 
 void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : kFloats) {
-    for (const Mapping& m : kArithmetic) list.Add(m.onnx, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+    for (const char* m : kArithmetic) list.Add(m, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
     list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
   }
   for (ONNXTensorElementDataType t : kAddInts) list.Add("Add", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
@@ -126,10 +111,10 @@ void RegisterCann(OpList& list) {
     for (const char* op : {"Sub", "Mul", "Div"}) list.Add(op, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
   }
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
-    for (const Mapping& m : kCompare) list.Add(m.onnx, {In(t), In(t)}, {In(kBool)}, Make<BinaryKernel>);
+    for (const char* m : kCompare) list.Add(m, {In(t), In(t)}, {In(kBool)}, Make<BinaryKernel>);
   }
   list.Add("Equal", {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
-  for (const Mapping& m : kLogical) list.Add(m.onnx, {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
+  for (const char* m : kLogical) list.Add(m, {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64, kBool}) {
     list.Add("Where", {In(kBool), In(t), In(t)}, {In(t)}, Make<WhereKernel>);
   }

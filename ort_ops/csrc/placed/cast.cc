@@ -21,7 +21,7 @@ constexpr Destination kDestinations[] = {
 class CastKernel : public PlacedKernel {
  public:
   CastKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Cast"}), to_(op.outputs()[0].type) {
+      : PlacedKernel(info, op, status, kDefaultRoute, "Cast"), to_(op.outputs()[0].type) {
     if (*status != nullptr) return;
     int64_t to = 0;
     if ((*status = ReadIntAttribute(info, name(), "to", static_cast<int64_t>(to_), &to)) != nullptr) return;

@@ -26,9 +26,10 @@ constexpr ValueType kValueTypes[] = {
 class ConstantOfShapeKernel : public PlacedKernel {
  public:
   ConstantOfShapeKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Fill"}), type_(op.outputs()[0].type) {
+      : PlacedKernel(info, op, status, "memset", "ConstantOfShape"), type_(op.outputs()[0].type) {
     if (*status != nullptr) return;
     *status = ReadValue(info);
+    if (*status == nullptr && !SameBytes()) *status = RequireRoute(*acl_, "fill");  // as rewrite.placement
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {

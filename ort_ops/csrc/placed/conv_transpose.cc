@@ -12,11 +12,11 @@ namespace {
 class ConvTransposeKernel : public PlacedKernel {
  public:
   ConvTransposeKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Conv2DBackpropInput"}) {
+      : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     size_t inputs = 0;
     if ((*status = Api().KernelInfo_GetInputCount(info, &inputs)) != nullptr) return;
-    if (inputs > 2 && (*status = cann::RequireOps(*acl_, name(), {"Add"})) != nullptr) return;  // the bias
+    if (inputs > 2 && (*status = RequireRoute(*acl_, "bias")) != nullptr) return;  // + Add of the bias
     std::string auto_pad;
     std::vector<int64_t> output_shape;
     if ((*status = ReadIntsAttribute(info, name(), "strides", {1, 1}, &strides_)) != nullptr ||

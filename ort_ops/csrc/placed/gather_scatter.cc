@@ -14,7 +14,7 @@ namespace {
 class GatherElementsKernel : public PlacedKernel {
  public:
   GatherElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"GatherElements"}) {
+      : PlacedKernel(info, op, status) {
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "axis", 0, &axis_);
   }
 
@@ -50,7 +50,7 @@ class GatherElementsKernel : public PlacedKernel {
 class ScatterElementsKernel : public PlacedKernel {
  public:
   ScatterElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"ScatterElements"}) {
+      : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     if ((*status = ReadIntAttribute(info, name(), "axis", 0, &axis_)) != nullptr) return;
     if ((*status = ReadStringAttribute(info, name(), "reduction", "none", &reduction_)) != nullptr) return;

@@ -9,8 +9,7 @@ namespace {
 
 class GemmKernel : public PlacedKernel {
  public:
-  GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"MatMulV2"}) {
+  GemmKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     float alpha = 1.0f, beta = 1.0f;
     if ((*status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha)) != nullptr) return;
@@ -65,9 +64,8 @@ class GemmKernel : public PlacedKernel {
                                .AttrInt("offset_x", 0)
                                .Run(run.stream));
     if (!c.present || as_bias) return nullptr;
-    if (!cann::HasOps(*run.acl, {"Add"})) {
-      return cann::RequireOps(*run.acl, name(), {"Add"});  // (rewrite.placement does not place such a Gemm there)
-    }
+    // (rewrite.placement does not place such a Gemm where the SoC lacks Add)
+    ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "add_c"));
     return AclOp(*run.acl, "Add")
         .Input(out, out_bytes, type, shape)
         .Input(c.data, Bytes(c), type, c.shape)
@@ -82,7 +80,7 @@ class GemmKernel : public PlacedKernel {
                             size_t out_bytes) const {
     if (!c.present) return run.ZeroOnDevice(out, out_bytes);
     if (c.shape == shape) return run.CopyOnDevice(out, c.data, out_bytes);
-    ORTOPS_RETURN_IF_ERROR(cann::RequireOps(*run.acl, name(), {"BroadcastToD"}));
+    ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "empty_k_broadcast_c"));
     const aclDataType type = AclTypeOf(c.type);
     return AclOp(*run.acl, "BroadcastToD")
         .Input(c.data, Bytes(c), type, c.shape)

@@ -11,7 +11,7 @@ namespace {
 class MaxPoolKernel : public PlacedKernel {
  public:
   MaxPoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"MaxPoolV3"}) {
+      : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     std::string auto_pad;
     std::vector<int64_t> dilations;

@@ -9,7 +9,7 @@ namespace {
 class ReduceSumKernel : public PlacedKernel {
  public:
   ReduceSumKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"ReduceSum"}) {
+      : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     if ((*status = ReadIntAttribute(info, name(), "keepdims", 1, &keepdims_)) != nullptr) return;
     *status = ReadIntAttribute(info, name(), "noop_with_empty_axes", 0, &noop_);

@@ -13,7 +13,7 @@ enum class Kind { kReshape, kSqueeze, kUnsqueeze, kFlatten, kIdentity };
 class ShapeKernel : public PlacedKernel {
  public:
   ShapeKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, Kind kind)
-      : PlacedKernel(info, op, status, {}), kind_(kind) {
+      : PlacedKernel(info, op, status), kind_(kind) {
     if (*status != nullptr) return;
     if (kind_ == Kind::kReshape) *status = ReadIntAttribute(info, name(), "allowzero", 0, &allowzero_);
     if (kind_ == Kind::kFlatten) *status = ReadIntAttribute(info, name(), "axis", 1, &axis_);

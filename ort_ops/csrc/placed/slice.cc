@@ -10,8 +10,7 @@ namespace {
 
 class SliceKernel : public PlacedKernel {
  public:
-  SliceKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Slice"}) {}
+  SliceKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, starts_v, ends_v, axes_v, steps_v;

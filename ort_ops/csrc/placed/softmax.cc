@@ -7,7 +7,7 @@ namespace {
 class LogSoftmaxKernel : public PlacedKernel {
  public:
   LogSoftmaxKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"LogSoftmaxV2"}) {
+      : PlacedKernel(info, op, status) {
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "axis", -1, &axis_);
   }
 

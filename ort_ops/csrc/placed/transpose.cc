@@ -7,7 +7,7 @@ namespace {
 class TransposeKernel : public PlacedKernel {
  public:
   TransposeKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {"Transpose"}) {
+      : PlacedKernel(info, op, status) {
     if (*status == nullptr) *status = ReadIntsAttribute(info, name(), "perm", {}, &perm_);
   }
 

@@ -8,35 +8,15 @@
 namespace ortops::placed::unary {
 namespace {
 
-struct Mapping {
-  const char* onnx;
-  const char* acl;
-};
-constexpr Mapping kFloat[] = {{"Elu", "Elu"},
-                              {"Exp", "Exp"},
-                              {"Log", "Log"},
-                              {"Neg", "Neg"},
-                              {"Abs", "Abs"},
-                              {"Sqrt", "Sqrt"},
-                              {"Reciprocal", "Reciprocal"},
-                              {"Relu", "Relu"},
-                              {"Sigmoid", "Sigmoid"},
-                              {"Tanh", "Tanh"}};
-constexpr Mapping kInteger[] = {{"Neg", "Neg"}, {"Abs", "Abs"}};
-constexpr Mapping kLogical[] = {{"Not", "LogicalNot"}};
-
-const char* AclOpOf(const char* onnx) {
-  for (const Mapping& m : kFloat)
-    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  for (const Mapping& m : kLogical)
-    if (std::strcmp(m.onnx, onnx) == 0) return m.acl;
-  return "";
-}
+// The ONNX ops (the CANN op computing each: ort_ops/cann_soc_table.json "placed").
+constexpr const char* kFloat[] = {"Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh"};
+constexpr const char* kInteger[] = {"Neg", "Abs"};
+constexpr const char* kLogical[] = {"Not"};
 
 class UnaryKernel : public PlacedKernel {
  public:
   UnaryKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, {AclOpOf(op.GetName())}), acl_op_(AclOpOf(op.GetName())) {
+      : PlacedKernel(info, op, status), acl_op_(Launch(0)) {
     if (*status != nullptr) return;
     is_elu_ = std::strcmp(op.GetName(), "Elu") == 0;
     if (is_elu_) *status = ReadFloatAttribute(info, name(), "alpha", 1.0f, &alpha_);
@@ -68,12 +48,12 @@ class UnaryKernel : public PlacedKernel {
 
 void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
-    for (const Mapping& m : kFloat) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
+    for (const char* m : kFloat) list.Add(m, {In(t)}, {In(t)}, Make<UnaryKernel>);
   }
   for (ONNXTensorElementDataType t : {kI32, kI64}) {
-    for (const Mapping& m : kInteger) list.Add(m.onnx, {In(t)}, {In(t)}, Make<UnaryKernel>);
+    for (const char* m : kInteger) list.Add(m, {In(t)}, {In(t)}, Make<UnaryKernel>);
   }
-  for (const Mapping& m : kLogical) list.Add(m.onnx, {In(kBool)}, {In(kBool)}, Make<UnaryKernel>);
+  for (const char* m : kLogical) list.Add(m, {In(kBool)}, {In(kBool)}, Make<UnaryKernel>);
 }
 
 }  // namespace ortops::placed::unary

@@ -9,7 +9,7 @@ are freed before the launch, and with both inputs broadcast the op computes ``B 
 
 from onnx import TensorProto
 
-from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
 
@@ -25,20 +25,20 @@ def _same_shape(info: NodeInfo) -> str | None:
     return None
 
 
-def _div_ops(info: NodeInfo) -> tuple[str, ...]:
-    return ("RealDiv",) if info.input_types[0] in _FLOATS else ("TruncateDiv",)
+def _div_route(info: NodeInfo) -> str:
+    return "float" if info.input_types[0] in _FLOATS else "integer"
 
 
-_ARITHMETIC = {"Add": fixed("Add"), "Sub": fixed("Sub"), "Mul": fixed("Mul"), "Div": _div_ops}
-_COMPARE = {"Equal": "Equal", "Less": "Less", "LessOrEqual": "LessEqual", "Greater": "Greater",
-            "GreaterOrEqual": "GreaterEqual", "And": "LogicalAnd", "Or": "LogicalOr"}
+# the CANN op of each: ort_ops/cann_soc_table.json "placed"
+_ARITHMETIC = {"Add": None, "Sub": None, "Mul": None, "Div": _div_route}
+_COMPARE = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or")
 
 # Opsets 1-6 broadcast by attributes (broadcast, axis), not like NumPy: opset 7+ only.
 _NUMPY_BROADCAST = 7
 
 RULES = (
-    tuple(PlaceRule(op, acl, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
-          for op, acl in _ARITHMETIC.items())
-    + tuple(PlaceRule(op, fixed(acl), min_opset=_NUMPY_BROADCAST) for op, acl in _COMPARE.items())
-    + (PlaceRule("Where", fixed("SelectV2")),)
+    tuple(PlaceRule(op, route=route, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
+          for op, route in _ARITHMETIC.items())
+    + tuple(PlaceRule(op, min_opset=_NUMPY_BROADCAST) for op in _COMPARE)
+    + (PlaceRule("Where"),)
 )

@@ -4,7 +4,7 @@ input types only."""
 
 from onnx import TensorProto
 
-from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 DESTINATIONS = {
     TensorProto.FLOAT: "CastToFloat", TensorProto.FLOAT16: "CastToFloat16",
@@ -22,4 +22,4 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-RULES = (PlaceRule("Cast", fixed("Cast"), check=_check, placed_name=lambda info: DESTINATIONS[info.attr("to")]),)
+RULES = (PlaceRule("Cast", check=_check, placed_name=lambda info: DESTINATIONS[info.attr("to")]),)

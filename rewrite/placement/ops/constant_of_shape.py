@@ -30,9 +30,9 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-def _cann_ops(info: NodeInfo) -> tuple[str, ...]:
+def _route(info: NodeInfo) -> str:
     raw = _value(info).tobytes()
-    return () if len(set(raw)) <= 1 else ("Fill",)  # equal bytes: a memset
+    return "memset" if len(set(raw)) <= 1 else "fill"  # equal bytes: a memset, no CANN op
 
 
 def _name(info: NodeInfo) -> str:
@@ -40,4 +40,4 @@ def _name(info: NodeInfo) -> str:
     return NAMES[value.data_type] if value is not None else NAMES[TensorProto.FLOAT]
 
 
-RULES = (PlaceRule("ConstantOfShape", _cann_ops, check=_check, placed_name=_name, min_opset=9),)
+RULES = (PlaceRule("ConstantOfShape", route=_route, check=_check, placed_name=_name, min_opset=9),)

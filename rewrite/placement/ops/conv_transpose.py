@@ -14,8 +14,8 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-def _ops(info: NodeInfo) -> tuple[str, ...]:
-    return ("Conv2DBackpropInput", "Add") if info.present(2) else ("Conv2DBackpropInput",)
+def _route(info: NodeInfo) -> str:
+    return "bias" if info.present(2) else "default"  # B: + Add
 
 
-RULES = (PlaceRule("ConvTranspose", _ops, check=_check),)
+RULES = (PlaceRule("ConvTranspose", check=_check, route=_route),)

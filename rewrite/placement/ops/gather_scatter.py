@@ -3,7 +3,7 @@ names. CANN follows torch.gather: indices in [0, size); constant negative indice
 
 import numpy as np
 
-from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
 def _indices_ok(info: NodeInfo) -> str | None:
@@ -21,6 +21,6 @@ def _scatter_check(info: NodeInfo) -> str | None:
 
 
 RULES = (
-    PlaceRule("GatherElements", fixed("GatherElements"), check=_indices_ok),
-    PlaceRule("ScatterElements", fixed("ScatterElements"), check=_scatter_check, min_opset=11),
+    PlaceRule("GatherElements", check=_indices_ok),
+    PlaceRule("ScatterElements", check=_scatter_check, min_opset=11),
 )

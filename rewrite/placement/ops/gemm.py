@@ -11,12 +11,12 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-def _ops(info: NodeInfo) -> tuple[str, ...]:
+def _route(info: NodeInfo) -> str:
     c = info.input_shapes[2] if info.present(2) else None
     n = info.output_shapes[0][-1] if info.output_shapes and info.output_shapes[0] else None
     if not info.present(2) or (c is not None and (c == (n,) or c == (1, n))):
-        return ("MatMulV2",)
-    return ("MatMulV2", "Add")
+        return "default"  # C, if any, is MatMulV2's bias
+    return "add_c"
 
 
-RULES = (PlaceRule("Gemm", _ops, check=_check),)
+RULES = (PlaceRule("Gemm", check=_check, route=_route),)

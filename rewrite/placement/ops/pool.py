@@ -1,6 +1,6 @@
 """2-D ``MaxPool`` without the Indices output, explicit pads, no dilation -> CANN ``MaxPoolV3``."""
 
-from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
 def _check(info: NodeInfo) -> str | None:
@@ -17,4 +17,4 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-RULES = (PlaceRule("MaxPool", fixed("MaxPoolV3"), check=_check),)
+RULES = (PlaceRule("MaxPool", check=_check),)

@@ -1,5 +1,5 @@
 """``ReduceSum`` (opset 13+: axes as an input) -> CANN ``ReduceSum`` with constant axes."""
 
-from ort_ops.rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule
 
-RULES = (PlaceRule("ReduceSum", fixed("ReduceSum"), min_opset=13),)
+RULES = (PlaceRule("ReduceSum", min_opset=13),)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
 def _check(info: NodeInfo) -> str | None:
@@ -15,4 +15,4 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-RULES = (PlaceRule("Slice", fixed("Slice"), check=_check, min_opset=10),)
+RULES = (PlaceRule("Slice", check=_check, min_opset=10),)

@@ -1,5 +1,5 @@
 """``LogSoftmax`` (opset 13+: one axis) -> CANN ``LogSoftmaxV2`` (axes = [axis])."""
 
-from ort_ops.rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule
 
-RULES = (PlaceRule("LogSoftmax", fixed("LogSoftmaxV2"), min_opset=13),)
+RULES = (PlaceRule("LogSoftmax", min_opset=13),)

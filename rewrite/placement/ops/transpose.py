@@ -1,5 +1,5 @@
 """``Transpose`` -> CANN ``Transpose`` (perm as a constant input)."""
 
-from ort_ops.rewrite.placement.rule import PlaceRule, fixed
+from ort_ops.rewrite.placement.rule import PlaceRule
 
-RULES = (PlaceRule("Transpose", fixed("Transpose")),)
+RULES = (PlaceRule("Transpose"),)

@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -43,12 +43,13 @@ aclError k_elu(const OpCall& c, Run* run) {
   if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
   const float alpha = c.attr_float("alpha", 1.0f), scale = c.attr_float("scale", 1.0f),
               input_scale = c.attr_float("input_scale", 1.0f);
-  switch (c.in[0].dtype) {
-    case ACL_FLOAT: *run = [c, alpha, scale, input_scale] { elu<F32>(c, alpha, scale, input_scale); }; break;
-    case ACL_FLOAT16: *run = [c, alpha, scale, input_scale] { elu<F16>(c, alpha, scale, input_scale); }; break;
-    default: *run = [c, alpha, scale, input_scale] { elu<BF16>(c, alpha, scale, input_scale); }; break;
-  }
+  visit_listed<F32, F16, BF16>(c.in[0].dtype, [&](auto t) {
+    *run = [c, alpha, scale, input_scale] { elu<decltype(t)>(c, alpha, scale, input_scale); };
+  });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(activation, {"Elu", k_elu})
 
 }  // namespace aclsim

@@ -23,7 +23,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -175,19 +175,13 @@ aclError k_avg_pool_v2(const OpCall& c, Run* run) {
                   mode.c_str());
     }
   }
-  if (g.oh < 1 || g.ow < 1)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "AvgPoolV2: input 0 (x) %s gives no output window (kernel %lldx%lld, stride %lldx%lld, %s)",
-                shape_str(x.dims).c_str(), static_cast<long long>(g.kh), static_cast<long long>(g.kw),
-                static_cast<long long>(g.sh), static_cast<long long>(g.sw), mode.c_str());
+  if (g.oh < 1 || g.ow < 1) return no_output_window(c, x, g.kh, g.kw, g.sh, g.sw, mode);
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", {g.n, g.c, g.oh, g.ow}, "pooled x")) return rc;
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, g] { avg_pool<F32>(c, g); }; break;
-    case ACL_FLOAT16: *run = [c, g] { avg_pool<F16>(c, g); }; break;
-    case ACL_BF16: *run = [c, g] { avg_pool<BF16>(c, g); }; break;
-    default: *run = [c, g] { avg_pool<F64>(c, g); }; break;
-  }
+  visit_listed<F32, F16, BF16, F64>(x.dtype, [&](auto t) { *run = [c, g] { avg_pool<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(avg_pool, {"AvgPoolV2", k_avg_pool_v2})
 
 }  // namespace aclsim

@@ -21,7 +21,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -115,14 +115,13 @@ aclError k_batch_norm(const OpCall& c, Run* run) {
                   shape_str(t.dims).c_str(), last ? "[1]" : shape_str(per_channel).c_str());
   }
   const float epsilon = c.attr_float("epsilon", kDefaultEpsilon);
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, channels, inner, epsilon] { batch_norm_infer<F32>(c, channels, inner, epsilon); }; break;
-    case ACL_FLOAT16:
-      *run = [c, channels, inner, epsilon] { batch_norm_infer<F16>(c, channels, inner, epsilon); };
-      break;
-    default: *run = [c, channels, inner, epsilon] { batch_norm_infer<BF16>(c, channels, inner, epsilon); }; break;
-  }
+  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
+    *run = [c, channels, inner, epsilon] { batch_norm_infer<decltype(t)>(c, channels, inner, epsilon); };
+  });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(batch_norm, {"BatchNorm", k_batch_norm})
 
 }  // namespace aclsim

@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -149,6 +149,25 @@ void conv2d_backprop_input(const OpCall& c, const ConvGeom& g) {
     }
 }
 
+struct Named {
+  const char* what;
+  const OpTensor* t;
+};
+
+// Each of `tensors` is 4-D and NCHW (`nd_ok`: or ND, read as NCHW); a wrong shape of output 0 is an
+// output error, of the others an input error.
+aclError expect_4d_nchw(const OpCall& c, std::initializer_list<Named> tensors, bool nd_ok) {
+  for (const Named& e : tensors) {
+    if (e.t->format != ACL_FORMAT_NCHW && !(nd_ok && e.t->format == ACL_FORMAT_ND))
+      return fail(ACL_ERROR_FORMAT_NOT_MATCH, "%s: %s has format %s; the simulator implements NCHW only",
+                  c.type.c_str(), e.what, format_name(e.t->format));
+    if (e.t->dims.size() != 4)
+      return fail(e.t == &c.out[0] ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s has shape %s, expected 4-D NCHW", c.type.c_str(), e.what, shape_str(e.t->dims).c_str());
+  }
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
 aclError k_conv2d(const OpCall& c, Run* run) {
@@ -172,18 +191,8 @@ aclError k_conv2d(const OpCall& c, Run* run) {
   if (has_bias)
     if (aclError rc = expect_same_dtype(c, "input 2 (bias)", c.in[2], "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
-  const struct {
-    const char* what;
-    const OpTensor* t;
-  } nchw[] = {{"input 0 (x)", &x}, {"input 1 (filter)", &f}, {"output 0 (y)", &y}};
-  for (const auto& e : nchw) {
-    if (e.t->format != ACL_FORMAT_NCHW)
-      return fail(ACL_ERROR_FORMAT_NOT_MATCH, "Conv2D: %s has format %s; the simulator implements NCHW only", e.what,
-                  format_name(e.t->format));
-    if (e.t->dims.size() != 4)
-      return fail(e.t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "Conv2D: %s has shape %s, expected 4-D NCHW", e.what, shape_str(e.t->dims).c_str());
-  }
+  if (aclError rc = expect_4d_nchw(c, {{"input 0 (x)", &x}, {"input 1 (filter)", &f}, {"output 0 (y)", &y}}, false))
+    return rc;
   std::string data_format = c.attr_string("data_format", "NCHW");
   if (data_format != "NCHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "Conv2D: attribute data_format is \"%s\", but x is NCHW",
@@ -274,19 +283,9 @@ aclError k_conv2d_backprop_input(const OpCall& c, Run* run) {
   if (aclError rc = expect_dtype_in(c, "input 1 (filter)", f, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
   if (aclError rc = expect_same_dtype(c, "input 2 (out_backprop)", dy, "input 1 (filter)", f)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 1 (filter)", f)) return rc;
-  const struct {
-    const char* what;
-    const OpTensor* t;
-  } nchw[] = {{"input 1 (filter)", &f}, {"input 2 (out_backprop)", &dy}, {"output 0 (y)", &y}};
-  for (const auto& e : nchw) {
-    if (e.t->format != ACL_FORMAT_NCHW && e.t->format != ACL_FORMAT_ND)
-      return fail(ACL_ERROR_FORMAT_NOT_MATCH,
-                  "Conv2DBackpropInput: %s has format %s; the simulator implements NCHW only", e.what,
-                  format_name(e.t->format));
-    if (e.t->dims.size() != 4)
-      return fail(e.t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "Conv2DBackpropInput: %s has shape %s, expected 4-D NCHW", e.what, shape_str(e.t->dims).c_str());
-  }
+  if (aclError rc =
+          expect_4d_nchw(c, {{"input 1 (filter)", &f}, {"input 2 (out_backprop)", &dy}, {"output 0 (y)", &y}}, true))
+    return rc;
   if (!c.has_attr("data_format") || c.attr_string("data_format", "") != "NCHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "Conv2DBackpropInput: attribute data_format is \"%s\", expected \"NCHW\" (the only layout simulated; "
@@ -328,12 +327,11 @@ aclError k_conv2d_backprop_input(const OpCall& c, Run* run) {
                 shape_str(dy.dims).c_str(), shape_str(want_dy).c_str(), shape_str(size).c_str(),
                 shape_str(f.dims).c_str());
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", size, "input_size")) return rc;
-  switch (f.dtype) {
-    case ACL_FLOAT: *run = [c, g] { conv2d_backprop_input<F32>(c, g); }; break;
-    case ACL_FLOAT16: *run = [c, g] { conv2d_backprop_input<F16>(c, g); }; break;
-    default: *run = [c, g] { conv2d_backprop_input<BF16>(c, g); }; break;
-  }
+  visit_listed<F32, F16, BF16>(f.dtype, [&](auto t) { *run = [c, g] { conv2d_backprop_input<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(conv, {"Conv2D", k_conv2d}, {"Conv2DBackpropInput", k_conv2d_backprop_input})
 
 }  // namespace aclsim

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 #include "row_sum.h"
 
 namespace aclsim {
@@ -180,15 +180,20 @@ void backward(const OpCall& c, Reduction reduction, int64_t ignore_index) {
   }
 }
 
+// Between `min_in` and `max_in` inputs and `n_out` outputs, else an error saying `expected`.
+aclError expect_io_counts(const OpCall& c, size_t min_in, size_t max_in, size_t n_out, const char* expected) {
+  if (c.in.size() >= min_in && c.in.size() <= max_in && c.out.size() == n_out) return ACL_SUCCESS;
+  return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %zu inputs and %zu outputs, expected %s", c.type.c_str(), c.in.size(),
+              c.out.size(), expected);
+}
+
 }  // namespace
 
 // CrossEntropyLoss(input, target, weight?) -> loss, log_prob, zloss, lse_for_zloss.
 aclError k_cross_entropy_loss(const OpCall& c, Run* run) {
-  if (c.in.size() < 2 || c.in.size() > 3 || c.out.size() != 4)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "CrossEntropyLoss: %zu inputs and %zu outputs, expected 2-3 (input, target, weight) and 4 (loss, "
-                "log_prob, zloss, lse_for_zloss)",
-                c.in.size(), c.out.size());
+  if (aclError rc =
+          expect_io_counts(c, 2, 3, 4, "2-3 (input, target, weight) and 4 (loss, log_prob, zloss, lse_for_zloss)"))
+    return rc;
   if (aclError rc = check_rows(c, 0, "input", 1, 2)) return rc;
   Reduction reduction;
   if (aclError rc = read_reduction(c, &reduction)) return rc;
@@ -208,21 +213,17 @@ aclError k_cross_entropy_loss(const OpCall& c, Run* run) {
     return rc;
   if (aclError rc = expect_output_shape(c, 1, "output 1 (log_prob)", x.dims, "the shape of input")) return rc;
   const int64_t ignore_index = c.attr_int("ignore_index", -100);
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, reduction, ignore_index] { forward<F32>(c, reduction, ignore_index); }; break;
-    case ACL_FLOAT16: *run = [c, reduction, ignore_index] { forward<F16>(c, reduction, ignore_index); }; break;
-    default: *run = [c, reduction, ignore_index] { forward<BF16>(c, reduction, ignore_index); }; break;
-  }
+  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
+    *run = [c, reduction, ignore_index] { forward<decltype(t)>(c, reduction, ignore_index); };
+  });
   return ACL_SUCCESS;
 }
 
 // CrossEntropyLossGrad(grad_loss, log_prob, target, weight?, grad_zloss?, lse_for_zloss?) -> x_grad.
 aclError k_cross_entropy_loss_grad(const OpCall& c, Run* run) {
-  if (c.in.size() < 3 || c.in.size() > 6 || c.out.size() != 1)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "CrossEntropyLossGrad: %zu inputs and %zu outputs, expected 3-6 (grad_loss, log_prob, target, "
-                "weight, grad_zloss, lse_for_zloss) and 1 (x_grad)",
-                c.in.size(), c.out.size());
+  if (aclError rc = expect_io_counts(
+          c, 3, 6, 1, "3-6 (grad_loss, log_prob, target, weight, grad_zloss, lse_for_zloss) and 1 (x_grad)"))
+    return rc;
   if (aclError rc = check_rows(c, 1, "log_prob", 2, 3)) return rc;
   for (size_t i = 4; i < c.in.size(); ++i)
     if (!c.in[i].absent)
@@ -245,12 +246,14 @@ aclError k_cross_entropy_loss_grad(const OpCall& c, Run* run) {
   if (aclError rc = expect_same_dtype(c, "output 0 (x_grad)", c.out[0], "input 1 (log_prob)", lp)) return rc;
   if (aclError rc = expect_output_shape(c, 0, "output 0 (x_grad)", lp.dims, "the shape of log_prob")) return rc;
   const int64_t ignore_index = c.attr_int("ignore_index", -100);
-  switch (lp.dtype) {
-    case ACL_FLOAT: *run = [c, reduction, ignore_index] { backward<F32>(c, reduction, ignore_index); }; break;
-    case ACL_FLOAT16: *run = [c, reduction, ignore_index] { backward<F16>(c, reduction, ignore_index); }; break;
-    default: *run = [c, reduction, ignore_index] { backward<BF16>(c, reduction, ignore_index); }; break;
-  }
+  visit_listed<F32, F16, BF16>(lp.dtype, [&](auto t) {
+    *run = [c, reduction, ignore_index] { backward<decltype(t)>(c, reduction, ignore_index); };
+  });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(cross_entropy_loss, {"CrossEntropyLoss", k_cross_entropy_loss},
+           {"CrossEntropyLossGrad", k_cross_entropy_loss_grad})
 
 }  // namespace aclsim

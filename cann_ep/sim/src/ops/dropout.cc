@@ -15,7 +15,7 @@
 
 #include "dtypes.h"
 #include "numerics.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -78,5 +78,8 @@ aclError k_dropout_v2(const OpCall& c, Run* run) {
     *run = [c, p] { dropout<F16>(c, p); };
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(dropout, {"DropoutV2", k_dropout_v2})
 
 }  // namespace aclsim

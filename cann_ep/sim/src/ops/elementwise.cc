@@ -8,7 +8,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -93,21 +93,10 @@ aclError unsupported(const OpCall& c, const char* what, aclDataType t) {
 // string entries are not), hicann/ops-math@c4193324 math/<op>/op_graph/<op>_proto.h: Add (no uint16),
 // Sub, Mul, Div, RealDiv (also uint16); Maximum/Minimum are not restricted here.
 bool prototype_lists(const std::string& type, aclDataType t) {
-  switch (t) {
-    case ACL_FLOAT:
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_DOUBLE:
-    case ACL_INT8:
-    case ACL_INT16:
-    case ACL_INT32:
-    case ACL_INT64:
-    case ACL_UINT8: return true;
-    case ACL_UINT16: return type != "Add";
-    case ACL_UINT32:
-    case ACL_UINT64: return type == "Maximum" || type == "Minimum";
-    default: return false;
-  }
+  if (t == ACL_UINT16) return type != "Add";
+  if (t == ACL_UINT32 || t == ACL_UINT64) return type == "Maximum" || type == "Minimum";
+  return dtype_listed(
+      t, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64, ACL_UINT8});
 }
 
 aclError arith_kernel(Arith op, const OpCall& c, Run* run) {
@@ -236,5 +225,12 @@ aclError k_select(const OpCall& c, Run* run) {
   };
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(elementwise, {"Add", k_add}, {"Sub", k_sub}, {"Mul", k_mul}, {"Div", k_div}, {"RealDiv", k_div},
+           {"Maximum", k_maximum}, {"Minimum", k_minimum}, {"Less", k_less}, {"LessEqual", k_less_equal},
+           {"Greater", k_greater}, {"GreaterEqual", k_greater_equal}, {"Equal", k_equal}, {"NotEqual", k_not_equal},
+           {"Select", k_select}, {"SelectV2", k_select}, {"LogicalNot", k_logical_not}, {"LogicalAnd", k_logical_and},
+           {"LogicalOr", k_logical_or})
 
 }  // namespace aclsim

@@ -12,7 +12,7 @@
 #include <cmath>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -76,11 +76,7 @@ aclError k_elu_grad(const OpCall& c, Run* run) {
   if (g.numel == 0)
     return fail(ACL_ERROR_INVALID_PARAM, "EluGrad: tiling failed: input 0 (grads) is an empty tensor (shape %s)",
                 shape_str(g.dims).c_str());
-  switch (g.dtype) {
-    case ACL_FLOAT: *run = [c] { elu_grad<F32>(c); }; break;
-    case ACL_FLOAT16: *run = [c] { elu_grad<F16>(c); }; break;
-    default: *run = [c] { elu_grad<BF16>(c); }; break;
-  }
+  visit_listed<F32, F16, BF16>(g.dtype, [&](auto t) { *run = [c] { elu_grad<decltype(t)>(c); }; });
   return ACL_SUCCESS;
 }
 
@@ -119,5 +115,8 @@ aclError k_elu_grad_v2(const OpCall& c, Run* run) {
   }
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(elu_grad, {"EluGrad", k_elu_grad}, {"EluGradV2", k_elu_grad_v2})
 
 }  // namespace aclsim

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 
@@ -35,5 +35,8 @@ aclError k_flatten(const OpCall& c, Run* run) {
   };
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(flatten, {"Flatten", k_flatten})
 
 }  // namespace aclsim

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -187,5 +187,8 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
   });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(index, {"GatherElements", k_gather_elements}, {"ScatterElements", k_scatter_elements})
 
 }  // namespace aclsim

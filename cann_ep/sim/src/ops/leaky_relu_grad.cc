@@ -5,7 +5,7 @@
 // to float16/bfloat16; dtypes of op_host/leaky_relu_grad_def.cpp (float32, float16, bfloat16; one
 // dtype, and here one shape: the broadcasting the prototype allows is not modelled).
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -37,5 +37,8 @@ aclError k_leaky_relu_grad(const OpCall& c, Run* run) {
   }
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(leaky_relu_grad, {"LeakyReluGrad", k_leaky_relu_grad})
 
 }  // namespace aclsim

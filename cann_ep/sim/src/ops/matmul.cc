@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -183,11 +183,8 @@ aclError k_gemm(const OpCall& c, Run* run) {
   if (c.out[0].dims != mn)
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "GEMM: output 0 has shape %s, expected %s",
                 shape_str(c.out[0].dims).c_str(), shape_str(mn).c_str());
-  switch (a.dtype) {
-    case ACL_FLOAT: *run = [c, M, K, N, ta, tb] { gemm<F32>(c, M, K, N, ta, tb); }; break;
-    case ACL_FLOAT16: *run = [c, M, K, N, ta, tb] { gemm<F16>(c, M, K, N, ta, tb); }; break;
-    default: *run = [c, M, K, N, ta, tb] { gemm<BF16>(c, M, K, N, ta, tb); }; break;
-  }
+  visit_listed<F32, F16, BF16>(a.dtype,
+                               [&](auto t) { *run = [c, M, K, N, ta, tb] { gemm<decltype(t)>(c, M, K, N, ta, tb); }; });
   return ACL_SUCCESS;
 }
 
@@ -281,5 +278,9 @@ aclError k_matmul_v2(const OpCall& c, Run* run) {
   }
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(matmul, {"BatchMatMul", k_batch_matmul}, {"MatMul", k_batch_matmul}, {"MatMulV2", k_matmul_v2},
+           {"GEMM", k_gemm})
 
 }  // namespace aclsim

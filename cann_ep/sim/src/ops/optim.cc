@@ -17,7 +17,7 @@
 #include <cmath>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -150,5 +150,8 @@ aclError k_apply_adam_w(const OpCall& c, Run* run) {
   });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(optim, {"ApplyMomentum", k_apply_momentum}, {"ApplyAdamW", k_apply_adam_w})
 
 }  // namespace aclsim

@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -202,18 +202,9 @@ aclError k_max_pool_v3(const OpCall& c, Run* run) {
                 "MaxPoolV3: attribute padding_mode is \"%s\", expected \"CALCULATED\", \"SAME\" or \"VALID\"",
                 mode.c_str());
   }
-  if (g.h < 1 || g.w < 1 || g.oh < 1 || g.ow < 1)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "MaxPoolV3: input 0 (x) %s gives no output window (kernel %lldx%lld, stride %lldx%lld, %s)",
-                shape_str(x.dims).c_str(), static_cast<long long>(g.kh), static_cast<long long>(g.kw),
-                static_cast<long long>(g.sh), static_cast<long long>(g.sw), mode.c_str());
+  if (g.h < 1 || g.w < 1 || g.oh < 1 || g.ow < 1) return no_output_window(c, x, g.kh, g.kw, g.sh, g.sw, mode);
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", {g.n, g.c, g.oh, g.ow}, "pooled x")) return rc;
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, g] { max_pool<F32>(c, g); }; break;
-    case ACL_FLOAT16: *run = [c, g] { max_pool<F16>(c, g); }; break;
-    case ACL_DOUBLE: *run = [c, g] { max_pool<F64>(c, g); }; break;
-    default: *run = [c, g] { max_pool<BF16>(c, g); }; break;
-  }
+  visit_listed<F32, F16, F64, BF16>(x.dtype, [&](auto t) { *run = [c, g] { max_pool<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }
 
@@ -265,12 +256,11 @@ aclError k_max_pool_grad(const OpCall& c, Run* run) {
                 static_cast<long long>(g.sw), padding.c_str());
   if (aclError rc = expect_same_shape(c, "input 1 (x2)", x2, "input 2 (grad)", grad)) return rc;
   if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x1)", x1)) return rc;
-  switch (x1.dtype) {
-    case ACL_FLOAT: *run = [c, g] { max_pool_grad<F32>(c, g); }; break;
-    case ACL_FLOAT16: *run = [c, g] { max_pool_grad<F16>(c, g); }; break;
-    default: *run = [c, g] { max_pool_grad<BF16>(c, g); }; break;
-  }
+  visit_listed<F32, F16, BF16>(x1.dtype, [&](auto t) { *run = [c, g] { max_pool_grad<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(pooling, {"MaxPoolV3", k_max_pool_v3}, {"MaxPoolGrad", k_max_pool_grad})
 
 }  // namespace aclsim

@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -110,12 +110,9 @@ void reduce_sum(const OpCall& c, const ReducePlan& p) {
 }  // namespace
 
 aclError k_reduce_sum(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 2, 1)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc =
-          expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
     return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  const OpTensor& x = c.in[0];
   std::vector<int64_t> axes;
   bool known;
   if (aclError rc = read_index_list(c, 1, "input 1 (axes)", false, &axes, &known)) return rc;
@@ -148,5 +145,8 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
   });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum})
 
 }  // namespace aclsim

@@ -9,7 +9,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -70,12 +70,8 @@ aclError required_float(const OpCall& c, const char* name, float* v) {
 
 // Muls / Adds (x, attr value) -> y.
 aclError k_muls_adds(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  if (aclError rc = expect_x_to_y(c, 1, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT16, ACL_INT32, ACL_INT64})) return rc;
   const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc =
-          expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT16, ACL_INT32, ACL_INT64}))
-    return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   float value;
   if (aclError rc = required_float(c, "value", &value)) return rc;
@@ -124,5 +120,8 @@ aclError k_axpy(const OpCall& c, Run* run) {
   });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(scalar_arith, {"Muls", k_muls_adds}, {"Adds", k_muls_adds}, {"Axpy", k_axpy})
 
 }  // namespace aclsim

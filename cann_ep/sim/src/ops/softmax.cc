@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 #include "row_sum.h"
 
 namespace aclsim {
@@ -112,11 +112,7 @@ aclError k_log_softmax_v2(const OpCall& c, Run* run) {
                 shape_str(axes).c_str(), shape_str(x.dims).c_str());
   if (axis < 0) axis += rank;
   const AxisSplit a = split_at(x.dims, static_cast<size_t>(axis));
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, a] { log_softmax<F32>(c, a); }; break;
-    case ACL_FLOAT16: *run = [c, a] { log_softmax<F16>(c, a); }; break;
-    default: *run = [c, a] { log_softmax<BF16>(c, a); }; break;
-  }
+  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) { *run = [c, a] { log_softmax<decltype(t)>(c, a); }; });
   return ACL_SUCCESS;
 }
 
@@ -140,12 +136,12 @@ aclError k_softmax_cross_entropy(const OpCall& c, Run* run) {
                 shape_str(x.dims).c_str());
   if (aclError rc = expect_output_shape(c, 0, "output 0 (loss)", {n}, "[batch] of features")) return rc;
   if (aclError rc = expect_output_shape(c, 1, "output 1 (backprop)", x.dims, "the shape of features")) return rc;
-  switch (x.dtype) {
-    case ACL_FLOAT: *run = [c, n, classes] { softmax_cross_entropy<F32>(c, n, classes); }; break;
-    case ACL_FLOAT16: *run = [c, n, classes] { softmax_cross_entropy<F16>(c, n, classes); }; break;
-    default: *run = [c, n, classes] { softmax_cross_entropy<BF16>(c, n, classes); }; break;
-  }
+  visit_listed<F32, F16, BF16>(
+      x.dtype, [&](auto t) { *run = [c, n, classes] { softmax_cross_entropy<decltype(t)>(c, n, classes); }; });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(softmax, {"LogSoftmaxV2", k_log_softmax_v2}, {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy})
 
 }  // namespace aclsim

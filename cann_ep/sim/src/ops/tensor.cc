@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "broadcast.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 
@@ -166,5 +166,9 @@ aclError k_identity(const OpCall& c, Run* run) {
   };
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Fill", k_fill}, {"TransposeD", k_transpose},
+           {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice})
 
 }  // namespace aclsim

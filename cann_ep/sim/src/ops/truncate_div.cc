@@ -17,7 +17,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -44,19 +44,8 @@ C truncate_divide(C a, C b) {
 }
 
 bool listed(aclDataType t) {
-  switch (t) {
-    case ACL_FLOAT:
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_DOUBLE:
-    case ACL_INT8:
-    case ACL_UINT8:
-    case ACL_INT16:
-    case ACL_UINT16:
-    case ACL_INT32:
-    case ACL_INT64: return true;
-    default: return false;
-  }
+  return dtype_listed(t, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16,
+                          ACL_INT32, ACL_INT64});
 }
 
 }  // namespace
@@ -87,5 +76,8 @@ aclError k_truncate_div(const OpCall& c, Run* run) {
   });
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(truncate_div, {"TruncateDiv", k_truncate_div})
 
 }  // namespace aclsim

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
-#include "ops.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -179,5 +179,11 @@ aclError k_cast(const OpCall& c, Run* run) {
                 dtype_name(c.out[0].dtype));
   return ACL_SUCCESS;
 }
+
+// The op types of this file (the registry, op_registry.cc, collects every file's).
+ACLSIM_OPS(unary, {"Relu", k_relu}, {"Abs", k_unary}, {"Neg", k_unary}, {"Exp", k_unary}, {"Log", k_unary},
+           {"Sqrt", k_unary}, {"Reciprocal", k_unary}, {"Floor", k_unary}, {"Ceil", k_unary}, {"Round", k_unary},
+           {"Sin", k_unary}, {"Cos", k_unary}, {"Erf", k_unary}, {"Tanh", k_unary}, {"Sigmoid", k_unary},
+           {"Cast", k_cast})
 
 }  // namespace aclsim

@@ -2,18 +2,44 @@
 #include "placed/common/placed_op.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "common/element_type.h"
 
 namespace ortops::placed {
 
-PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
-                           std::initializer_list<const char*> acl_ops)
-    : name_(op.GetName()) {
+namespace {
+
+const Launches kLaunches[] = {
+#define CANN_PLACED_ROUTE(onnx_op, route, count, ...) {onnx_op, route, count, __VA_ARGS__},
+#include "cann_soc_table.inc"
+};
+
+}  // namespace
+
+const Launches* FindLaunches(const char* onnx_op, const char* route) {
+  for (const Launches& l : kLaunches) {
+    if (std::strcmp(l.onnx_op, onnx_op) == 0 && std::strcmp(l.route, route) == 0) return &l;
+  }
+  return nullptr;
+}
+
+PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route,
+                           const char* onnx_op)
+    : name_(op.GetName()), onnx_op_(onnx_op != nullptr ? onnx_op : op.GetName()) {
   *status = cann::KernelNodeName(info, &node_);
   if (*status == nullptr) *status = cann::AclForKernel(name_, &acl_);
-  if (*status == nullptr) *status = cann::RequireOps(*acl_, name_, acl_ops);
+  if (*status == nullptr) *status = RequireRoute(*acl_, route);
+  if (*status == nullptr) launches_ = FindLaunches(onnx_op_, route);
+}
+
+OrtStatusPtr PlacedKernel::RequireRoute(const cann::AclApi& acl, const char* route) const {
+  const Launches* launches = FindLaunches(onnx_op_, route);
+  if (launches == nullptr) {
+    return Fail(std::string("ort_ops/cann_soc_table.json has no CANN op list for ") + onnx_op_ + " route " + route);
+  }
+  return cann::RequireOps(acl, name_, launches->ops, launches->count);
 }
 
 std::string PlacedKernel::Who() const { return std::string(name_) + " node '" + node_ + "' on CANN"; }

@@ -41,15 +41,35 @@ inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, tru
 // An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
 inline IoSpec HostInts(bool optional = false) { return IoSpec{kI64, optional, true}; }
 
+// The CANN op types a placed kernel launches on one of its routes: written once, in
+// ort_ops/cann_soc_table.json "placed" (ONNX op -> route -> CANN ops), which rewrite.placement reads
+// too; CMake compiles it in (cann_soc_table.inc).
+struct Launches {
+  const char* onnx_op;
+  const char* route;
+  size_t count;
+  const char* ops[4];  // ort_ops/cann_soc.py MAX_ROUTE_OPS
+};
+constexpr const char* kDefaultRoute = "default";
+// The entry of `onnx_op` on `route`, or nullptr if the table has none.
+const Launches* FindLaunches(const char* onnx_op, const char* route);
+
 // The kernel base of placed ops: the node's op type and name (errors), the ACL functions checked
-// at creation against the SoC for the CANN ops the kernel launches.
+// at creation against the SoC for the CANN ops the kernel launches on `route` (its entry in the
+// table above, under `onnx_op`: the placed op's name unless given).
 class PlacedKernel : public Kernel {
  public:
-  PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status,
-               std::initializer_list<const char*> acl_ops);
+  PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route = kDefaultRoute,
+               const char* onnx_op = nullptr);
 
  protected:
   const char* name() const { return name_; }
+  // CANN op `index` of the route checked at creation ("" if it has fewer).
+  const char* Launch(size_t index) const {
+    return launches_ != nullptr && index < launches_->count ? launches_->ops[index] : "";
+  }
+  // nullptr if the SoC has the CANN ops of `route` (a route the kernel takes for some inputs only).
+  OrtStatusPtr RequireRoute(const cann::AclApi& acl, const char* route) const;
   // An error "<op> node '<node name>' on CANN: <what>".
   OrtStatusPtr Fail(const std::string& what) const;
   // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
@@ -70,7 +90,9 @@ class PlacedKernel : public Kernel {
   std::string Who() const;  // "<op> node '<node name>' on CANN"
 
   const char* name_;
-  std::string node_;  // the node's name ("" if it has none)
+  const char* onnx_op_;                 // the key of its CANN op lists
+  const Launches* launches_ = nullptr;  // of the route checked at creation
+  std::string node_;                    // the node's name ("" if it has none)
 };
 
 // The factory of kernel class K constructed as K(info, op, &status, args...).

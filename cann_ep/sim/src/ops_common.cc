@@ -74,6 +74,26 @@ aclError expect_dtype_in(const OpCall& c, const char* what, const OpTensor& t,
               dtype_name(t.dtype), names.c_str());
 }
 
+bool dtype_listed(aclDataType t, std::initializer_list<aclDataType> listed) {
+  for (aclDataType l : listed)
+    if (t == l) return true;
+  return false;
+}
+
+aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed) {
+  if (aclError rc = expect_counts(c, n_in, 1)) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", c.in[0], allowed)) return rc;
+  return expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0]);
+}
+
+aclError no_output_window(const OpCall& c, const OpTensor& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                          const std::string& mode) {
+  return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+              "%s: input 0 (x) %s gives no output window (kernel %lldx%lld, stride %lldx%lld, %s)", c.type.c_str(),
+              shape_str(x.dims).c_str(), static_cast<long long>(kh), static_cast<long long>(kw),
+              static_cast<long long>(sh), static_cast<long long>(sw), mode.c_str());
+}
+
 aclError expect_one_element(const OpCall& c, const char* what, const OpTensor& t) {
   if (t.numel == 1 && t.dims.size() <= 1) return ACL_SUCCESS;
   return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: %s has shape %s, expected one element ([1])", c.type.c_str(), what,
