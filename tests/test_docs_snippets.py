@@ -52,6 +52,8 @@ CHECKS = {
 assert re.match(r"fuse: 1 site\\(s\\) rewritten\\b.*, 0 rejected", report.summary()), report.summary()
 assert [n.op_type for n in graph.graph.node if n.domain == "ai.ortops"] == ["EluGrad"]
 assert len(losses) == len(batches) and np.mean(losses[-8:]) < 0.95 * np.mean(losses[:8]), losses  # the loss falls
+assert not export_info.state_buffers and not export_info.toolkit_ops, export_info  # no BatchNorm, no conv
+assert [i.name for i in deployed.graph.input] == ["input"], deployed.graph.input
 """,
 }
 

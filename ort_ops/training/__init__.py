@@ -7,6 +7,7 @@ the parameters and optimizer state inside ORT (CPU or the CANN EP), checkpoints.
     trainer = Trainer(graph, params, SGD(lr=0.05, momentum=0.9))
     losses = trainer.fit(batches)
     trainer.save_checkpoint("ckpt.npz")
+    deployed = export_inference_graph(model, (x,), state=trainer.state_dict())   # eval-mode forward
 
 ``export_training_graph`` and ``compare_with_eager`` need PyTorch (``pip install
 ort-ops[training]``); the trainer does not (it needs onnxruntime).
@@ -14,16 +15,21 @@ ort-ops[training]``); the trainer does not (it needs onnxruntime).
 
 import importlib
 
-from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME, grad_name
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME, NEW_PREFIX, grad_name, new_name
 
 # Loaded on first use: export and verify need torch; the trainer needs onnxruntime.
 _LAZY = {
     "export_training_graph": "ort_ops.training.export",
+    "export_inference_graph": "ort_ops.training.deploy",
+    "ExportReport": "ort_ops.training.export_report",
     "save_atomic": "ort_ops.training.export",
     "compare_with_eager": "ort_ops.training.verify",
     "compare_all": "ort_ops.training.verify",
     "Trainer": "ort_ops.training.trainer",
+    "Checkpoint": "ort_ops.training.trainer",
     "CheckpointError": "ort_ops.training.trainer",
+    "read_checkpoint": "ort_ops.training.trainer",
+    "initial_buffers": "ort_ops.training.trainer",
     "NonFiniteLossError": "ort_ops.training.trainer",
     "load_checkpoint_arrays": "ort_ops.training.trainer",
     "check_training_graph": "ort_ops.training.trainer",
@@ -43,7 +49,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ort_ops.training' has no attribute {name!r}")
 
 
-__all__ = ["GRAD_PREFIX", "LOSS_NAME", "Adam", "CheckpointError", "NonFiniteLossError", "Optimizer", "SGD",
-           "Trainer", "build_step_graph", "check_training_graph", "compare_all", "compare_with_eager",
-           "cpu_session_factory", "export_training_graph", "grad_name", "load_checkpoint_arrays", "save_atomic"]
-assert set(__all__) == {"GRAD_PREFIX", "LOSS_NAME", "grad_name", *_LAZY}
+__all__ = ["GRAD_PREFIX", "LOSS_NAME", "NEW_PREFIX", "Adam", "Checkpoint", "CheckpointError", "ExportReport",
+           "NonFiniteLossError", "Optimizer", "SGD", "Trainer", "build_step_graph", "check_training_graph",
+           "compare_all", "compare_with_eager", "cpu_session_factory", "export_inference_graph",
+           "export_training_graph", "grad_name", "initial_buffers", "load_checkpoint_arrays", "new_name",
+           "read_checkpoint", "save_atomic"]
+assert set(__all__) == {"GRAD_PREFIX", "LOSS_NAME", "NEW_PREFIX", "grad_name", "new_name", *_LAZY}

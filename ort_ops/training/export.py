@@ -46,13 +46,12 @@ from torch.export.graph_signature import OutputKind, OutputSpec
 from ort_ops.domain import IR_VERSION
 from ort_ops.files import atomic_write_bytes
 from ort_ops.training import dropout_masks as mask_inputs
-from ort_ops.training import translations
+from ort_ops.training import export_report, translations
 from ort_ops.training.dropout import DropoutMasks
-from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME, grad_name, new_name
 
 STACK_TRACE_KEY = "pkg.torch.onnx.stack_trace"
 _WRAPPED = "model"  # attribute of the loss wrapper holding the user's module
-
 
 class _WithLoss(nn.Module):
     """``forward(*inputs, *targets, *masks) -> (loss_fn(module(*inputs), *targets),)``; with
@@ -131,11 +130,17 @@ def _check_loss(loss) -> None:
         raise ValueError(f"loss_fn must return a floating-point scalar, got dtype {loss.dtype}")
 
 
-def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list, torch.fx.Graph]:
-    """The joint graph with loss and gradients relabelled as (flat) user outputs.
+LOSS, GRAD, BUFFER = "loss", "grad", "buffer"  # the kinds of the joint graph's outputs we keep
 
-    Returns the program, per user output ``None`` for the loss or the parameter name, and the
-    forward graph it came from (its nodes know their modules; the joint graph's do not).
+
+def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.ExportedProgram, list, torch.fx.Graph]:
+    """The joint graph with loss, gradients and buffer updates relabelled as (flat) user outputs.
+
+    Returns the program; per user output ``(kind, name)``: ``(LOSS, None)``, ``(GRAD, parameter
+    name)`` or ``(BUFFER, buffer name)`` (a buffer ``forward`` mutates: BatchNorm's running
+    statistics in train mode; the exporter checks the graph's outputs against the buffer
+    mutations, so dropping those breaks the export); and the forward graph it came from (its
+    nodes know their modules; the joint graph's do not).
     """
     from torch.export.experimental import _export_forward_backward
 
@@ -148,13 +153,19 @@ def _joint_program(wrapper: nn.Module, args: tuple) -> tuple[torch.export.Export
     prefix = _WRAPPED + "."
     for spec in joint.graph_signature.output_specs:
         if spec.kind == OutputKind.LOSS_OUTPUT:
-            kinds.append(None)
+            kind = (LOSS, None)
         elif spec.kind == OutputKind.GRADIENT_TO_PARAMETER:
             if not spec.target.startswith(prefix):
                 continue  # a parameter of the loss module itself: not part of the model
-            kinds.append(spec.target[len(prefix) :])
+            kind = (GRAD, spec.target[len(prefix):])
+        elif spec.kind == OutputKind.BUFFER_MUTATION:
+            if not spec.target.startswith(prefix):
+                raise ValueError(f"loss_fn changes a buffer of its own ({spec.target!r}) in forward: only the "
+                                 "model's buffers can be carried as state; pass a loss function that does not")
+            kind = (BUFFER, spec.target[len(prefix):])
         else:
-            continue  # buffer mutations etc. are not graph outputs
+            continue  # other mutations (of inputs) are not graph outputs
+        kinds.append(kind)
         specs.append(OutputSpec(kind=OutputKind.USER_OUTPUT, arg=spec.arg, target=None))
     joint.graph_signature.output_specs[:] = specs
     flat = pytree.tree_structure(tuple(range(len(specs))))
@@ -178,22 +189,30 @@ def export_training_graph(
     verify: bool = True,
     keep_stack_traces: bool = False,
     dropout_masks: bool = True,
-) -> onnx.ModelProto:
+    report: bool = False,
+) -> onnx.ModelProto | tuple[onnx.ModelProto, export_report.ExportReport]:
     """Export ``loss_fn(module(*example_inputs), *targets)`` and its parameter gradients to ONNX.
 
     Outputs are ``loss`` and ``grad.<param name>`` per trainable parameter; parameters are
     initializers named like ``module.named_parameters()``, or graph inputs with
-    ``params_as_inputs=True`` (use this for training). ``dtype`` exports a converted copy
-    (e.g. ``torch.float16``; the user's module is never modified). ``optimize`` runs the
-    exporter's onnxscript optimiser. ``verify`` runs the graph in ONNX Runtime (CPU) and
-    compares the loss and every gradient with eager autograd (:mod:`ort_ops.training.verify`), raising
-    ``ValueError`` on mismatch. ``path`` is written atomically. Shapes are static. The
+    ``params_as_inputs=True`` (use this for training). A buffer that ``forward`` changes
+    (BatchNorm's running statistics in train mode) is state: an input named like the buffer with
+    the module's value (as given, before any forward) as its initializer, and an output
+    ``new.<buffer name>`` (:mod:`ort_ops.training.interface`); other buffers are initializers.
+    ``dtype`` exports a converted copy (e.g. ``torch.float16``; the user's module is never
+    modified). ``optimize`` runs the exporter's onnxscript optimiser. ``verify`` runs the graph in
+    ONNX Runtime (CPU) and compares the loss, every gradient and every buffer update with eager
+    autograd (:mod:`ort_ops.training.verify`), raising ``ValueError`` on mismatch. ``path`` is
+    written atomically. Shapes are static. The
     exporter's per-node Python stack traces (local file paths) are dropped unless
     ``keep_stack_traces``; its other node metadata is kept. ``dropout_masks``: every
     train-mode dropout (``p > 0``) takes its mask from a bool graph input ``dropout_mask.<k>``
     (after the targets), which the Trainer draws per step from its ``dropout_seed``
     (:mod:`ort_ops.training.dropout_masks`: reproducible on any EP and across resumed runs, and
     verifiable); ``False`` keeps the exporter's ONNX ``Dropout`` (random, not reproducible).
+    ``report=True`` returns ``(model, ExportReport)``: the aten ops translated by this toolkit and
+    by PyTorch's exporter, and the buffers carried as state
+    (:class:`ort_ops.training.export_report.ExportReport`).
     """
     from ort_ops.training import verify as verify_mod
 
@@ -215,9 +234,13 @@ def export_training_graph(
             f"input_names must be {len(inputs) + len(tgts)} distinct names "
             f"(inputs then targets), got {names}"
         )
-    clash = set(names) & (set(params) | {LOSS_NAME} | {GRAD_PREFIX + n for n in params})
+    _check_batch_norms(mod)
+    # the buffers as given: the eager check below runs forward, which advances BatchNorm's statistics
+    initial_buffers = {n: b.detach().clone() for n, b in mod.named_buffers()}
+    clash = set(names) & (set(params) | {LOSS_NAME} | {GRAD_PREFIX + n for n in params}
+                          | set(initial_buffers) | {new_name(n) for n in initial_buffers})
     if clash:
-        raise ValueError(f"input_names {sorted(clash)} clash with parameter or output names")
+        raise ValueError(f"input_names {sorted(clash)} clash with parameter, buffer or output names")
 
     wrapper = _WithLoss(mod, loss_fn, len(inputs))
     recorder = DropoutMasks() if dropout_masks else contextlib.nullcontext()
@@ -240,10 +263,13 @@ def export_training_graph(
             "set requires_grad=False on them to export"
         )
     del loss, grads
+    _restore_buffers(mod, initial_buffers)
 
     with _quiet_exporter():
-        model = _export(wrapper, mod, inputs, tgts + masks, names + mask_names, params, params_as_inputs, optimize)
+        model, export_info = _export(wrapper, mod, inputs, tgts + masks, names + mask_names, params,
+                                     params_as_inputs, optimize, initial_buffers)
     mask_inputs.write_metadata(model, sites)
+    _restore_buffers(mod, initial_buffers)  # (tracing does not change them today; verify starts from these)
     if not keep_stack_traces:
         _drop_metadata(model, STACK_TRACE_KEY)
     model.ir_version = IR_VERSION
@@ -251,21 +277,48 @@ def export_training_graph(
     onnx.checker.check_model(model)
 
     if verify:
-        report = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts, masks=masks)
-        if not report.ok:
-            raise ValueError(f"exported training graph does not match eager autograd:\n{report}")
+        check = verify_mod.compare_with_eager(model, mod, inputs, loss_fn, targets=tgts, masks=masks)
+        if not check.ok:
+            raise ValueError(f"exported training graph does not match eager autograd:\n{check}")
     if path is not None:
         save_atomic(model, path)
-    return model
+    return (model, export_info) if report else model
 
 
-def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize) -> onnx.ModelProto:
-    """The joint forward/backward program of ``wrapper``, exported to ONNX and rewired."""
+def _check_batch_norms(module: nn.Module) -> None:
+    """``ValueError`` naming the module for a train-mode BatchNorm with ``momentum=None`` (a
+    cumulative average: its factor ``1 / num_batches_tracked`` is read as a Python number in
+    ``forward``, which ``torch.export`` cannot trace)."""
+    for path, m in module.named_modules():
+        if (isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats
+                and m.momentum is None):
+            raise ValueError(f"module {path or '<model>'!r} ({type(m).__name__}) has momentum=None (a cumulative "
+                             "moving average) in train mode, which torch.export cannot trace (it reads "
+                             "num_batches_tracked as a Python number): set a float momentum (e.g. 0.1), or "
+                             "export in eval() mode with frozen statistics")
+
+
+def _restore_buffers(module: nn.Module, values: dict[str, torch.Tensor]) -> None:
+    """Put ``values`` back into ``module``'s buffers (in place, as ``forward`` changed them)."""
+    with torch.no_grad():
+        for name, buffer in module.named_buffers():
+            buffer.copy_(values[name])
+
+
+def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimize, initial_buffers):
+    """The joint forward/backward program of ``wrapper``, exported to ONNX and rewired.
+
+    Returns the model and the :class:`~ort_ops.training.export_report.ExportReport` of the export.
+    """
     joint, kinds, forward = _joint_program(wrapper, inputs + tgts)
-    if sorted(n for n in kinds if n is not None) != sorted(params):
-        raise AssertionError(f"joint graph gradients {kinds} do not match parameters {list(params)}")
-    if kinds.count(None) != 1:
-        raise ValueError(f"expected exactly one loss output in the joint graph, got {kinds.count(None)}")
+    grads = [n for kind, n in kinds if kind == GRAD]
+    if sorted(grads) != sorted(params):
+        raise AssertionError(f"joint graph gradients {grads} do not match parameters {list(params)}")
+    losses = sum(kind == LOSS for kind, _ in kinds)
+    if losses != 1:
+        raise ValueError(f"expected exactly one loss output in the joint graph, got {losses}")
+    mutated = {n for kind, n in kinds if kind == BUFFER}
+    state_buffers = [n for n in initial_buffers if n in mutated]  # in module.named_buffers() order
 
     try:
         program = torch.onnx.export(
@@ -280,11 +333,18 @@ def _export(wrapper, mod, inputs, tgts, names, params, params_as_inputs, optimiz
         cause = _root_cause(e)
         raise ValueError(f"torch.onnx.export failed on the training graph: {cause}"
                          f"{translations.untranslated_hint(cause, [joint.graph, forward], _WRAPPED)}") from e
+    translated = getattr(program, "exported_program", None) or joint  # after the exporter's decompositions
     all_params = dict(mod.named_parameters())
-    _rewire(program.model, names, kinds, list(params), list(all_params), optimize, program)
+    _rewire(program.model, names, kinds, list(params), list(all_params), state_buffers, optimize, program)
     model = program.model_proto
     frozen = {n: p.detach() for n, p in all_params.items() if n not in params or not params_as_inputs}
-    return _inputs_to_initializers(model, frozen)
+    model = _inputs_to_initializers(model, frozen)
+    # buffer state: inputs whose initializer of the same name is the starting value
+    model = _inputs_to_initializers(model, {n: initial_buffers[n] for n in state_buffers}, keep_inputs=True)
+    report = export_report.build(translated.graph, translations.CUSTOM_TRANSLATION_TABLE, model,
+                                 {n: initial_buffers[n] for n in state_buffers},
+                                 {n: b for n, b in initial_buffers.items() if n not in mutated})
+    return model, report
 
 
 # What torch 2.13's exporter says on every export that is not about the user's model: a
@@ -326,11 +386,13 @@ def _root_cause(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0] if lines else ''}"
 
 
-def _rewire(ir_model, names, kinds, param_order, all_params, optimize, program) -> None:
-    """Name inputs/outputs, move every parameter to graph inputs, optionally optimise.
+def _rewire(ir_model, names, kinds, param_order, all_params, state_buffers, optimize, program) -> None:
+    """Name inputs/outputs, move every parameter and buffer state to graph inputs, optionally optimise.
 
-    Trainable parameters (``param_order``) come first, then frozen ones (the caller turns
-    those back into initializers: as inputs, the optimiser cannot fold them away).
+    Inputs after the data: trainable parameters (``param_order``), then frozen ones (the caller
+    turns those back into initializers: as inputs, the optimiser cannot fold them away), then the
+    buffers ``forward`` changes (``state_buffers``). Outputs: ``loss``, ``grad.<param>``,
+    ``new.<buffer>``.
     """
     import onnx_ir as ir
 
@@ -341,28 +403,29 @@ def _rewire(ir_model, names, kinds, param_order, all_params, optimize, program) 
         raise AssertionError(f"exporter produced {len(data_inputs)} inputs, expected {len(names)}")
     for value, name in zip(data_inputs, names):
         value.name = name
-    # Parameters: initializers named "model.<name>" -> graph inputs named "<name>".
-    param_values = []
-    ordered_params = list(param_order) + [n for n in all_params if n not in param_order]
-    for pname in ordered_params:
-        if pname not in param_order and prefix + pname not in graph.initializers:
+    # Parameters and buffer state: initializers named "model.<name>" -> graph inputs named "<name>".
+    lifted = []
+    ordered = list(param_order) + [n for n in all_params if n not in param_order] + list(state_buffers)
+    for pname in ordered:
+        if pname not in param_order and pname not in state_buffers and prefix + pname not in graph.initializers:
             continue  # a frozen parameter the exporter dropped
         value = graph.initializers.pop(prefix + pname)
         value.const_value = None
         value.name = pname
-        param_values.append(value)
-    graph.inputs.extend(param_values)
-    # Buffers and constants keep their initializers; drop the wrapper prefix.
+        lifted.append(value)
+    graph.inputs.extend(lifted)
+    # Other buffers and constants keep their initializers; drop the wrapper prefix.
     for key in [k for k in graph.initializers if k.startswith(prefix)]:
         value = graph.initializers.pop(key)
         value.name = key[len(prefix) :]
         graph.initializers[value.name] = value
 
     by_kind = dict(zip(kinds, graph.outputs))
-    ordered = [(LOSS_NAME, by_kind[None])] + [(GRAD_PREFIX + n, by_kind[n]) for n in param_order]
+    ordered_out = ([(LOSS_NAME, by_kind[(LOSS, None)])] + [(grad_name(n), by_kind[(GRAD, n)]) for n in param_order]
+                   + [(new_name(n), by_kind[(BUFFER, n)]) for n in state_buffers])
     graph.outputs.clear()
     seen = set()
-    for out_name, value in ordered:
+    for out_name, value in ordered_out:
         if value.is_graph_input() or value.is_initializer() or id(value) in seen:
             # An output that is an input, or repeated, gets its own Identity.
             node = ir.Node("", "Identity", [value], num_outputs=1)
@@ -377,19 +440,23 @@ def _rewire(ir_model, names, kinds, param_order, all_params, optimize, program) 
         program.optimize()
 
 
-def _inputs_to_initializers(model: onnx.ModelProto, params: dict[str, torch.Tensor]) -> onnx.ModelProto:
-    """Turn the parameter graph inputs into initializers holding ``params``' values."""
+def _inputs_to_initializers(model: onnx.ModelProto, params: dict[str, torch.Tensor], *,
+                            keep_inputs: bool = False) -> onnx.ModelProto:
+    """Give the graph inputs ``params`` initializers holding their values; they stop being
+    inputs unless ``keep_inputs`` (then the initializer is the input's default value)."""
     graph = model.graph
-    keep = [i for i in graph.input if i.name not in params]
-    del graph.input[:]
-    graph.input.extend(keep)
+    if not keep_inputs:
+        keep = [i for i in graph.input if i.name not in params]
+        del graph.input[:]
+        graph.input.extend(keep)
     for name, tensor in params.items():
         array = tensor.cpu().numpy() if tensor.dtype != torch.bfloat16 else None
         if array is None:
             import ml_dtypes
 
             array = tensor.cpu().view(torch.uint16).numpy().view(ml_dtypes.bfloat16)
-        graph.initializer.append(onnx.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        # (np.ascontiguousarray would make a 0-d buffer such as num_batches_tracked 1-d)
+        graph.initializer.append(onnx.numpy_helper.from_array(np.array(array, order="C", copy=True), name))
     return model
 
 

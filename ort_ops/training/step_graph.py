@@ -10,6 +10,10 @@ The update graph's interface names (parameters, ``grad.<name>``, state ``<slot>.
 step scalars; outputs ``new.*``) are kept; everything internal to it (intermediate values,
 constants) is renamed under :data:`UPDATE_PREFIX`, and its nodes are named
 ``update/<index>/<op type>`` so profiles tell update nodes from training nodes.
+
+A training graph's buffer state (inputs ``<buffer>``, outputs ``new.<buffer>``: BatchNorm's running
+statistics) passes through unchanged: the update graph neither reads nor writes it, and its own
+``new.*`` names may not collide with the training graph's (``ValueError`` below).
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ state to a second set of preallocated values; the two sets swap every step. Only
 in and the scalar loss comes out. With ``device="cann"`` these values live on the NPU.
 ``set_learning_rate`` changes the learning rate from the next step on.
 
+Buffer state (a module buffer ``forward`` changes: BatchNorm's running statistics in train mode;
+:mod:`ort_ops.training.interface`) is bound like the parameters, each step's ``new.<buffer>``
+output becoming the next step's input; the optimizer does not see it. It starts from the graph's
+initializers (the module's buffers at export) or ``Trainer(..., buffers=...)``, keeps its own
+dtype (``num_batches_tracked`` is int64), and is in checkpoints (format 2: ``buffer/<name>``).
+
 Sessions come from ``session_factory(model) -> InferenceSession`` (default: the op library
 registered, ``providers`` or the CPU EP); plug in ``cann_ep.session`` for the CANN EP.
 
@@ -46,6 +52,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -55,14 +62,16 @@ import ort_ops
 from ort_ops.files import atomic_write
 from ort_ops.input_ranges import check_labels, label_ranges
 from ort_ops.training import dropout_masks as mask_inputs
-from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME
+from ort_ops.training.interface import GRAD_PREFIX, LOSS_NAME, buffer_state_names, new_name, without_buffer_defaults
 from ort_ops.training.optim import MAX_STEPS, SGD, Adam, Optimizer
 from ort_ops.training.step_graph import build_step_graph
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2  # what save_checkpoint writes: 2 added the buffer state ("buffer/<name>" entries)
+READABLE_FORMATS = (1, 2)  # 1: no buffer state (written before buffers were state)
 
-__all__ = ["Adam", "CheckpointError", "NonFiniteLossError", "SGD", "Optimizer", "Trainer",
-           "check_training_graph", "cpu_session_factory", "load_checkpoint_arrays"]
+__all__ = ["Adam", "Checkpoint", "CheckpointError", "NonFiniteLossError", "SGD", "Optimizer", "Trainer",
+           "check_training_graph", "cpu_session_factory", "initial_buffers", "load_checkpoint_arrays",
+           "read_checkpoint"]
 
 NONFINITE_POLICIES = ("raise", "skip")
 
@@ -117,7 +126,9 @@ def check_training_graph(model: onnx.ModelProto, params: Mapping[str, np.ndarray
 
     Raises ``ValueError`` naming the problem: no ``loss`` output or a non-scalar one, a
     parameter that is not a graph input, has no ``grad.<name>`` output, or whose shape/dtype
-    differs from the graph's; a ``grad.<name>`` output without an initial value.
+    differs from the graph's; a ``grad.<name>`` output without an initial value; a parameter
+    that is also buffer state (has a ``new.<name>`` output). Buffer-state inputs are not data
+    inputs (:func:`initial_buffers` checks their values).
     """
     if not params:
         raise ValueError("no initial parameters given: nothing to train")
@@ -159,7 +170,45 @@ def check_training_graph(model: onnx.ModelProto, params: Mapping[str, np.ndarray
     dtypes = {np.asarray(a).dtype for a in params.values()}
     if len(dtypes) != 1:
         raise ValueError(f"all parameters must share one dtype, got {sorted(map(str, dtypes))}")
-    return [n for n in inputs if n not in params and n not in inits]
+    buffers = buffer_state_names(model)
+    both = sorted(set(buffers) & set(params))
+    if both:
+        raise ValueError(f"parameters {both} are also buffer state of the training graph (it has outputs "
+                         f"{[new_name(n) for n in both]}): a value is trained or carried, not both")
+    return [n for n in inputs if n not in params and n not in inits and n not in buffers]
+
+
+def initial_buffers(model: onnx.ModelProto, given: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """The starting values of training graph ``model``'s buffer state (inputs with a ``new.<name>``
+    output, :mod:`ort_ops.training.interface`): ``given`` where it names them, else the input's
+    initializer (what :func:`~ort_ops.training.export_training_graph` stores: the module's buffers).
+
+    ``ValueError`` naming the buffer for a name that is not buffer state, a buffer without a value,
+    or a value whose shape or dtype differs from the graph's input.
+    """
+    names = buffer_state_names(model)
+    given = {n: _as_array(n, a) for n, a in (given or {}).items()}
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"buffers {unknown} are not buffer state of the training graph (its buffers: {names})")
+    inits = {t.name: t for t in model.graph.initializer}
+    inputs = {i.name: i for i in model.graph.input}
+    values = {}
+    for name in names:
+        if name in given:
+            value = given[name]
+        elif name in inits:
+            value = onnx.numpy_helper.to_array(inits[name])
+        else:
+            raise ValueError(f"buffer {name!r} of the training graph has no initial value (no initializer of that "
+                             "name): pass it as Trainer(..., buffers={name: value})")
+        declared = _shape(inputs[name])
+        want = onnx.helper.tensor_dtype_to_np_dtype(inputs[name].type.tensor_type.elem_type)
+        if not _shape_matches(declared, value.shape) or value.dtype != want:
+            raise ValueError(f"buffer {name!r}: the training graph expects {want}{list(declared or ())}, the initial "
+                             f"value is {value.dtype}{list(value.shape)}")
+        values[name] = np.array(value, copy=True)
+    return values
 
 
 class Trainer:
@@ -175,6 +224,9 @@ class Trainer:
     SoC without CANN's ApplyMomentum / ApplyAdamW). ``dropout_seed``: the graph's dropout masks
     (``dropout_mask.<k>`` inputs) at step ``s`` are :func:`ort_ops.training.dropout_masks.draw`
     ``(seed, s)``, fed by the trainer (:meth:`dropout_masks_for_step`); checkpoints store it.
+    ``buffers``: starting values of the graph's buffer state by name (default: the graph's own,
+    :func:`initial_buffers`); the step feeds each step's ``new.<buffer>`` to the next, the
+    optimizer leaves them alone.
     """
 
     def __init__(
@@ -191,6 +243,7 @@ class Trainer:
         on_nonfinite: str = "raise",
         fused_update: bool | None = None,
         dropout_seed: int = 0,
+        buffers: Mapping[str, np.ndarray] | None = None,
     ):
         if not isinstance(graph, onnx.ModelProto):
             graph = onnx.load(os.fspath(graph))
@@ -211,6 +264,9 @@ class Trainer:
         self.mask_sites = mask_inputs.sites(graph)
         masks = {s.name for s in self.mask_sites}
         self.data_inputs = [n for n in check_training_graph(graph, params) if n not in masks]
+        start_buffers = initial_buffers(graph, buffers)
+        self.buffer_names = list(start_buffers)
+        self.buffer_specs = {n: (a.shape, a.dtype) for n, a in start_buffers.items()}
         self.training_graph = graph
         self._data_specs = {i.name: i for i in graph.graph.input if i.name in self.data_inputs}
         self._label_ranges = label_ranges(graph, self.data_inputs)
@@ -226,7 +282,8 @@ class Trainer:
         # fused (float32): the per-step scalars are state the graph updates itself
         self.fused = optimizer.fuses(self.dtype) if fused_update is None else bool(fused_update)
         self.update_graph = optimizer.build_graph(self.shapes, self.dtype, fused=self.fused)
-        self.step_graph = build_step_graph(graph, self.update_graph, self.names)
+        # the step binds every buffer: their initializers (starting values) are not needed there
+        self.step_graph = build_step_graph(without_buffer_defaults(graph), self.update_graph, self.names)
         self.session = factory(self.step_graph)
         self._grads = {n: self._alloc(self.shapes[n]) for n in self.names}
         loss_shape = _shape(next(o for o in graph.graph.output if o.name == LOSS_NAME)) or ()
@@ -235,7 +292,7 @@ class Trainer:
                  for slot in optimizer.slots for n in self.names}
         self._state_keys = list(state)
         self._scalar_keys = list(self.optimizer.scalar_states(0)) if self.fused else []
-        self._sets, self._bindings = self._make_values(params, state, self._scalar_state(0))
+        self._sets, self._bindings = self._make_values(params, state, self._scalar_state(0), start_buffers)
 
     # -- values and bindings -------------------------------------------------------------
     def _alloc(self, shape, dtype=None) -> ort.OrtValue:
@@ -256,11 +313,15 @@ class Trainer:
         return self.optimizer.scalar_states(steps) if self.fused else {}
 
     def _make_values(self, params: Mapping[str, np.ndarray], state: Mapping[str, np.ndarray],
-                     scalars: Mapping[str, np.ndarray]):
-        """Both value sets and their bindings from NumPy arrays (set 0 holds the values)."""
+                     scalars: Mapping[str, np.ndarray], buffers: Mapping[str, np.ndarray]):
+        """Both value sets and their bindings from NumPy arrays (set 0 holds the values). Buffer
+        state keeps its own dtype (BatchNorm's ``num_batches_tracked`` is int64); every value ``k``
+        has its next value in output ``new.<k>``: the update graph's, or the training graph's for
+        buffers."""
         params = {n: np.asarray(params[n], dtype=self.dtype) for n in self.names}
         state = {k: np.asarray(v, dtype=self.dtype) for k, v in state.items()}
-        values = {**params, **state, **scalars}
+        buffers = {n: np.asarray(buffers[n], dtype=self.buffer_specs[n][1]) for n in self.buffer_names}
+        values = {**params, **state, **scalars, **buffers}
         keys = list(values)
         cur = {k: self._put(v) for k, v in values.items()}
         nxt = {k: self._alloc(v.shape, v.dtype) for k, v in values.items()}
@@ -271,7 +332,7 @@ class Trainer:
             b = self.session.io_binding()
             for k in keys:
                 b.bind_ortvalue_input(k, src[k])
-                b.bind_ortvalue_output("new." + k, dst[k])
+                b.bind_ortvalue_output(new_name(k), dst[k])
             for n in self.names:
                 b.bind_ortvalue_output(GRAD_PREFIX + n, self._grads[n])
             b.bind_ortvalue_output(LOSS_NAME, self._loss)
@@ -313,7 +374,7 @@ class Trainer:
         # Inputs are re-bound every step: when a value's device differs from where the session
         # consumes it, IOBinding copies it at bind time (a snapshot, not a reference).
         src = self._sets[parity]
-        for k in self.names + self._state_keys + self._scalar_keys:
+        for k in self.names + self._state_keys + self._scalar_keys + self.buffer_names:
             b.bind_ortvalue_input(k, src[k])
         feeds.update(self.dropout_masks_for_step(self.step_count + 1))
         for n, a in feeds.items():
@@ -403,6 +464,16 @@ class Trainer:
         cur = self._current()
         return {n: np.array(cur[n].numpy()) for n in self.names}
 
+    def buffers(self) -> dict[str, np.ndarray]:
+        """NumPy copies of the current buffer state (e.g. BatchNorm's running statistics)."""
+        cur = self._current()
+        return {n: np.array(cur[n].numpy()) for n in self.buffer_names}
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Parameters and buffer state by name, NumPy copies: what ``module.load_state_dict(...,
+        strict=False)`` and :func:`~ort_ops.training.export.export_inference_graph` take."""
+        return {**self.parameters(), **self.buffers()}
+
     def gradients(self) -> dict[str, np.ndarray]:
         """NumPy copies of the gradients of the last step (taken at that step's parameters)."""
         return {n: np.array(self._grads[n].numpy()) for n in self.names}
@@ -413,19 +484,21 @@ class Trainer:
         return {k: np.array(cur[k].numpy()) for k in self._state_keys}
 
     def save_checkpoint(self, path: str | os.PathLike, *, allow_nonfinite: bool = False) -> None:
-        """Write parameters, optimizer state and step to ``path`` (.npz) atomically: the file is
-        the old checkpoint or the new one, never a part (:func:`ort_ops.files.atomic_write`).
+        """Write parameters, optimizer state, buffer state and step to ``path`` (.npz) atomically: the
+        file is the old checkpoint or the new one, never a part (:func:`ort_ops.files.atomic_write`).
 
-        ``ValueError`` (and nothing written) when a parameter or state value is NaN/inf, unless
+        ``ValueError`` (and nothing written) when a parameter, state or buffer value is NaN/inf, unless
         ``allow_nonfinite``: a diverged run must not replace a good checkpoint by accident.
         """
         meta = {"format": CHECKPOINT_FORMAT, "step": self.step_count,
-                "optimizer": self.optimizer.config(), "params": self.names, "dropout_seed": self.dropout_seed}
+                "optimizer": self.optimizer.config(), "params": self.names, "dropout_seed": self.dropout_seed,
+                "buffers": self.buffer_names}
         if self.fused:  # the graph's own scalar states (JSON floats round-trip float64 exactly)
             cur = self._current()
             meta["scalars"] = {k: np.asarray(cur[k].numpy(), np.float64).tolist() for k in self._scalar_keys}
         arrays = {f"param/{n}": a for n, a in self.parameters().items()}
         arrays.update({f"state/{k}": a for k, a in self.optimizer_state().items()})
+        arrays.update({f"buffer/{n}": a for n, a in self.buffers().items()})
         if not allow_nonfinite:
             for key, a in arrays.items():
                 if not np.isfinite(a).all():
@@ -438,8 +511,8 @@ class Trainer:
     def load_checkpoint(self, path: str | os.PathLike) -> None:
         """Resume from a checkpoint of the same graph and optimizer.
 
-        All or nothing: names, shapes, dtypes and finiteness of every parameter and state value
-        are checked first; on any problem :class:`CheckpointError` (a ``ValueError``) names the
+        All or nothing: names, shapes, dtypes and finiteness of every parameter, state and buffer
+        value are checked first; on any problem :class:`CheckpointError` (a ``ValueError``) names the
         file and what is wrong, and the trainer is left as it was. The learning rate is the
         checkpoint's (it may have been changed by :meth:`set_learning_rate`); the other
         hyperparameters must equal the trainer's. The fused update's scalar states are the
@@ -447,10 +520,14 @@ class Trainer:
         without them (of the unfused update, or of an earlier version), formed in closed form from
         the step count and the learning rate (PyTorch's ``beta ** step``); either way in O(1). The
         dropout seed is the checkpoint's (if it has one), so the resumed run draws the masks the
-        uninterrupted run would have.
+        uninterrupted run would have. Buffer state must be in the checkpoint with the trainer's
+        names, shapes and dtypes: a checkpoint without it (format 1, from before buffers were
+        state) is refused for a graph that carries buffers, as its statistics would be the wrong
+        ones.
         """
         path = os.fspath(path)
-        meta, params, state = load_checkpoint_arrays(path)
+        ckpt = read_checkpoint(path)
+        meta, params, state, buffers = ckpt.meta, ckpt.params, ckpt.state, ckpt.buffers
 
         def bad(what: str) -> CheckpointError:
             return CheckpointError(f"{path}: {what}")
@@ -476,6 +553,18 @@ class Trainer:
                     raise bad(f"{kind} {key!r} is {a.dtype}{list(a.shape)}, expected {self.dtype}{list(shape)}")
                 if not np.isfinite(a).all():
                     raise bad(f"{kind} {key!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
+        if sorted(buffers) != sorted(self.buffer_names):
+            if not buffers:
+                raise bad(f"it has no buffer state (format {meta['format']}), the trainer's graph carries buffers "
+                          f"{self.buffer_names}: resuming would restart their statistics; resume from a checkpoint "
+                          "saved with them")
+            raise bad(f"buffers {sorted(buffers)} differ from the trainer's {sorted(self.buffer_names)}")
+        for name, a in buffers.items():
+            shape, dtype = self.buffer_specs[name]
+            if a.shape != shape or a.dtype != dtype:
+                raise bad(f"buffer {name!r} is {a.dtype}{list(a.shape)}, expected {dtype}{list(shape)}")
+            if not np.isfinite(a).all():
+                raise bad(f"buffer {name!r} holds {int((~np.isfinite(a)).sum())} non-finite value(s)")
         step = meta["step"]
         try:  # the checkpoint's seed: the resumed run draws the masks the original run would have
             seed = mask_inputs.check_seed(meta.get("dropout_seed", self.dropout_seed))
@@ -489,7 +578,7 @@ class Trainer:
                     step, None if stored is None else {k: np.asarray(v) for k, v in stored.items()})
             except ValueError as exc:
                 raise bad(f"the fused update's scalar state (meta 'scalars'): {exc}") from None
-        sets, bindings = self._make_values(params, state, scalars)  # may fail: nothing is replaced yet
+        sets, bindings = self._make_values(params, state, scalars, buffers)  # may fail: nothing is replaced yet
         if step % 2:
             sets.reverse()
             bindings.reverse()
@@ -509,8 +598,9 @@ def _read_npz(z, bad) -> tuple[dict, dict]:
         raise bad(f"the 'meta' entry is unreadable ({type(exc).__name__}: {exc})") from None
     if not isinstance(meta, dict):
         raise bad("the 'meta' entry is not a JSON object")
-    if meta.get("format") != CHECKPOINT_FORMAT:
-        raise bad(f"format {meta.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+    fmt = meta.get("format")
+    if isinstance(fmt, bool) or fmt not in READABLE_FORMATS:
+        raise bad(f"format {fmt!r}, expected one of {list(READABLE_FORMATS)}")
     step = meta.get("step")
     if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
         raise bad(f"step {step!r} is not an int in [0, 2**53]")
@@ -524,11 +614,17 @@ def _read_npz(z, bad) -> tuple[dict, dict]:
     names = meta.get("params")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise bad("no parameter list in 'meta'")
-    unknown = sorted(f for f in files if f != "meta" and not f.startswith(("param/", "state/")))
+    kinds = ("param/", "state/", "buffer/") if fmt >= 2 else ("param/", "state/")
+    unknown = sorted(f for f in files if f != "meta" and not f.startswith(kinds))
     if unknown:
         raise bad(f"unexpected entries {unknown}")
     if sorted(names) != sorted(f[len("param/"):] for f in files if f.startswith("param/")):
         raise bad(f"the parameters listed in 'meta' ({sorted(names)}) are not the ones stored")
+    buffers = meta.get("buffers", [])
+    if not isinstance(buffers, list) or not all(isinstance(n, str) for n in buffers):
+        raise bad(f"the 'buffers' in 'meta' are not a list of names: {buffers!r:.200}")
+    if sorted(buffers) != sorted(f[len("buffer/"):] for f in files if f.startswith("buffer/")):
+        raise bad(f"the buffers listed in 'meta' ({sorted(buffers)}) are not the ones stored")
     arrays = {}
     for key in sorted(files - {"meta"}):
         try:
@@ -576,8 +672,19 @@ def _progress_bar(total, desc, disable):
     return _Silent()
 
 
-def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """``(meta, params, optimizer state)`` from a checkpoint written by :meth:`Trainer.save_checkpoint`.
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint's contents: ``meta`` (step, optimizer, names), parameters, optimizer state
+    (``<slot>.<param>``) and buffer state, each ``name -> array``."""
+
+    meta: dict
+    params: dict[str, np.ndarray]
+    state: dict[str, np.ndarray]
+    buffers: dict[str, np.ndarray]
+
+
+def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """The :class:`Checkpoint` written by :meth:`Trainer.save_checkpoint` at ``path``.
 
     :class:`CheckpointError` naming the file and the problem for anything that is not such a
     checkpoint (not a zip, truncated, corrupt entries, malformed metadata); ``FileNotFoundError``
@@ -597,6 +704,15 @@ def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.
             raise bad("it holds a single array, not the .npz archive save_checkpoint writes")
         with z:
             meta, arrays = _read_npz(z, bad)
-    params = {k[len("param/"):]: a for k, a in arrays.items() if k.startswith("param/")}
-    state = {k[len("state/"):]: a for k, a in arrays.items() if k.startswith("state/")}
-    return meta, params, state
+
+    def entries(prefix: str) -> dict[str, np.ndarray]:
+        return {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
+
+    return Checkpoint(meta, entries("param/"), entries("state/"), entries("buffer/"))
+
+
+def load_checkpoint_arrays(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``(meta, params, optimizer state)`` from a checkpoint written by :meth:`Trainer.save_checkpoint`
+    (:func:`read_checkpoint` has the buffer state too); errors as :func:`read_checkpoint`'s."""
+    ckpt = read_checkpoint(path)
+    return ckpt.meta, ckpt.params, ckpt.state

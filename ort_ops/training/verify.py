@@ -20,7 +20,7 @@ import torch
 from ort_ops import ort_io
 from ort_ops.tolerances import TOLERANCES as _TABLE
 from ort_ops.tolerances import Tolerance, check
-from ort_ops.training.interface import LOSS_NAME, grad_name
+from ort_ops.training.interface import LOSS_NAME, buffer_state_names, grad_name, new_name, without_buffer_defaults
 
 #: torch dtype -> (rtol, atol), the rows of ort_ops.tolerances.TOLERANCES
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -66,9 +66,10 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.numpy().copy()
 
 
-def eager_loss_and_grads(module, inputs, loss_fn, targets=(), masks=None) -> dict[str, torch.Tensor]:
+def eager_loss_and_grads(module, inputs, loss_fn, targets=(), masks=None, buffers=()) -> dict[str, torch.Tensor]:
     """``{"loss": ..., "grad.<name>": ...}`` from PyTorch autograd on a copy of ``module``;
-    ``masks``: the dropout masks to use (:class:`ort_ops.training.dropout.DropoutMasks`)."""
+    ``masks``: the dropout masks to use (:class:`ort_ops.training.dropout.DropoutMasks`); and
+    ``new.<name>`` (the value after the forward) for each buffer named in ``buffers``."""
     from ort_ops.training.dropout import DropoutMasks
 
     module = copy.deepcopy(module)
@@ -81,13 +82,16 @@ def eager_loss_and_grads(module, inputs, loss_fn, targets=(), masks=None) -> dic
     for name, p in module.named_parameters():
         if p.requires_grad:
             out[grad_name(name)] = p.grad if p.grad is not None else torch.zeros_like(p)
+    after = dict(module.named_buffers())
+    for name in buffers:
+        out[new_name(name)] = after[name].detach()
     return out
 
 
 def feeds_for(model: onnx.ModelProto, module, inputs, targets=()) -> dict[str, np.ndarray]:
-    """Feeds for ``model``: data inputs in order, then any parameter inputs by name."""
+    """Feeds for ``model``: data inputs in order, then any parameter and buffer inputs by name."""
     data = list(inputs) + list(targets)
-    params = dict(module.named_parameters())
+    params = {**dict(module.named_buffers()), **dict(module.named_parameters())}
     feeds = {}
     graph_inputs = [i.name for i in model.graph.input]
     for i, name in enumerate(graph_inputs):
@@ -96,7 +100,7 @@ def feeds_for(model: onnx.ModelProto, module, inputs, targets=()) -> dict[str, n
         elif name in params:
             feeds[name] = to_numpy(params[name])
         else:
-            raise ValueError(f"graph input {name!r} is neither a data input nor a parameter")
+            raise ValueError(f"graph input {name!r} is neither a data input nor a parameter or buffer")
     return feeds
 
 
@@ -127,11 +131,14 @@ def compare_all(got: dict, want: dict, rtol: float, atol: float) -> Report:
 
 def compare_with_eager(model: onnx.ModelProto, module, inputs, loss_fn, targets=(), masks=()) -> Report:
     """Compare every output of ``model`` (run in ORT) with eager autograd on the same inputs
-    (and the same dropout ``masks``, the graph's ``dropout_mask.<k>`` inputs in order)."""
-    got = run_ort(model, feeds_for(model, module, inputs, list(targets) + list(masks)))
-    want = eager_loss_and_grads(module, inputs, loss_fn, targets, masks=list(masks) if len(masks) else None)
+    (and the same dropout ``masks``, the graph's ``dropout_mask.<k>`` inputs in order; the
+    module's buffers feed the graph's buffer-state inputs)."""
+    got = run_ort(without_buffer_defaults(model), feeds_for(model, module, inputs, list(targets) + list(masks)))
+    want = eager_loss_and_grads(module, inputs, loss_fn, targets, masks=list(masks) if len(masks) else None,
+                                buffers=buffer_state_names(model))
     report = Report()
     for name, ref in want.items():
-        rtol, atol = TOLERANCES[ref.dtype]
+        # integer buffers (BatchNorm's num_batches_tracked) are exact
+        rtol, atol = TOLERANCES[ref.dtype] if ref.is_floating_point() else (0.0, 0.0)
         report.items += compare_all(got, {name: to_numpy(ref)}, rtol, atol).items
     return report

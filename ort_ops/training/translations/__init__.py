@@ -23,6 +23,7 @@ from ort_ops.training.translations import (
     adaptive_avg_pool_backward,
     avg_pool,
     avg_pool_backward,
+    batch_norm,
     conv_backward,
     layer_norm,
 )
@@ -31,7 +32,8 @@ from ort_ops.training.translations.nodes import module_path, module_paths
 __all__ = ["CUSTOM_TRANSLATION_TABLE", "MODULES", "check_supported", "module_path", "module_paths", "untranslated_hint"]
 
 #: every translation module, in no particular order (each op belongs to exactly one)
-MODULES = (conv_backward, avg_pool, avg_pool_backward, adaptive_avg_pool_backward, adaptive_avg_pool3d, layer_norm)
+MODULES = (conv_backward, avg_pool, avg_pool_backward, adaptive_avg_pool_backward, adaptive_avg_pool3d, batch_norm,
+           layer_norm)
 
 
 def _assemble(modules) -> dict:
