@@ -424,40 +424,29 @@ class ProtoNode:
     """A node of a :class:`ProtoGraph`: what graphsurgeon's ``Node`` has (``op``, ``name``,
     ``domain``, ``attrs``, ``inputs``, ``outputs``), read from NodeProto ``index`` only when asked.
     ``inputs`` / ``outputs`` are graphsurgeon's synchronised lists of graphsurgeon tensors, so
-    the rules and the edit treat the node as they treat an imported one."""
-
-    __slots__ = ("_graph", "index", "op", "name", "domain", "_inputs", "_outputs", "_attrs")
+    the rules and the edit treat the node as they treat an imported one. (They and ``attrs`` are
+    made on first access, by ``__getattr__``; then they are plain instance attributes.)"""
 
     def __init__(self, graph: ProtoGraph, index: int, proto: onnx.NodeProto):
         self._graph, self.index = graph, index
         self.op, self.name = proto.op_type, proto.name
         self.domain = proto.domain if proto.HasField("domain") else None
-        self._inputs = self._outputs = self._attrs = None
 
-    @property
-    def inputs(self) -> list:
-        if self._inputs is None:
+    def __getattr__(self, key: str):
+        if key == "inputs" or key == "outputs":
             self._graph.link(self)
-        return self._inputs
-
-    @property
-    def outputs(self) -> list:
-        if self._outputs is None:
-            self._graph.link(self)
-        return self._outputs
-
-    @property
-    def attrs(self) -> dict:
-        if self._attrs is None:
+        elif key == "attrs":
             proto = onnx.NodeProto()  # graphsurgeon keeps (and its export renames) tensor attributes
             proto.CopyFrom(self._graph.proto.node[self.index])
-            self._attrs = OnnxImporter.import_attributes(proto.attribute, {}, {}, self._graph.opset, None)
-        return self._attrs
+            self.attrs = OnnxImporter.import_attributes(proto.attribute, {}, {}, self._graph.opset, None)
+        else:
+            raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
+        return self.__dict__[key]
 
     @property
     def linked(self) -> bool:
         """Were its inputs / outputs read (and so maybe changed)?"""
-        return self._inputs is not None
+        return "inputs" in self.__dict__
 
     def __repr__(self) -> str:
         return f"ProtoNode({self.index}: {self.op} {self.name!r})"
@@ -511,7 +500,7 @@ class ProtoGraph:
                 self.single = not any(a.type in _GRAPH_ATTRS for a in node.attribute)
         self._nodes: list[ProtoNode | None] = [None] * len(protos)
         self._tensors: dict[str, gs.Tensor] = {}
-        self._infos: dict[str, list] | None = None
+        self._index_infos()
         self._linked: list[ProtoNode] = []
         self._outputs: list | None = None
 
@@ -542,19 +531,18 @@ class ProtoGraph:
         tensor = self._tensors.get(name)
         if tensor is None:
             at = self.producers.get(name)
-            writers = () if at is None else [self.node(i) for i in (at if isinstance(at, list) else (at,))]
+            writers = [] if at is None else [self.node(i) for i in (at if isinstance(at, list) else (at,))]
             readers = self.consumers.get(name)
-            readers = [self.node(i) for i in readers] if readers else ()
-            if self._infos is None:
-                self._index_infos()
+            readers = [self.node(i) for i in readers] if readers else []
+            # a tensor's producer / consumer lists are plain lists here: every edit changes them
+            # through a node's synchronised list or with list methods (and a plain list makes no
+            # tensor <-> list reference cycle for the collector to find)
             if name in self._infos:
                 tensor = self._import_tensor(name)
-                list.extend(tensor.inputs, writers)
-                list.extend(tensor.outputs, readers)
+                tensor.__dict__.update(inputs=writers, outputs=readers)
             else:  # what Variable(name) is, without its __init__'s synchronised assignments
                 tensor = gs.Variable.__new__(gs.Variable)
-                tensor.__dict__.update(name=name, inputs=_synchronized(tensor, "outputs", writers),
-                                       outputs=_synchronized(tensor, "inputs", readers), dtype=None, shape=None,
+                tensor.__dict__.update(name=name, inputs=writers, outputs=readers, dtype=None, shape=None,
                                        type="tensor_type")
             self._tensors[name] = tensor
         return tensor
@@ -563,22 +551,19 @@ class ProtoGraph:
         proto = self.proto.node[node.index]
         inputs, outputs = [], []
         for name in proto.input:
-            if name:
-                inputs.append(self.tensor(name))
-            else:  # an omitted optional input: a fresh empty tensor, as graphsurgeon's import makes
-                empty = gs.Variable.empty()
-                list.append(empty.outputs, node)
-                inputs.append(empty)
+            inputs.append(self.tensor(name) if name else self._empty([], [node]))
         for name in proto.output:
-            if name:
-                outputs.append(self.tensor(name))
-            else:
-                empty = gs.Variable.empty()
-                list.append(empty.inputs, node)
-                outputs.append(empty)
-        node._inputs = _synchronized(node, "outputs", inputs)
-        node._outputs = _synchronized(node, "inputs", outputs)
+            outputs.append(self.tensor(name) if name else self._empty([node], []))
+        node.inputs = _synchronized(node, "outputs", inputs)
+        node.outputs = _synchronized(node, "inputs", outputs)
         self._linked.append(node)
+
+    @staticmethod
+    def _empty(writers: list, readers: list) -> gs.Variable:
+        """An omitted optional input or output: a fresh empty tensor, as graphsurgeon's import makes."""
+        tensor = gs.Variable.__new__(gs.Variable)
+        tensor.__dict__.update(name="", inputs=writers, outputs=readers, dtype=None, shape=None, type="tensor_type")
+        return tensor
 
     def _index_infos(self) -> None:
         infos: dict[str, list] = {}
@@ -629,9 +614,9 @@ class ProtoGraph:
     def release(self, new_nodes) -> None:
         """Cut the node <-> tensor links (see :meth:`ProtoIndex.release`)."""
         for node in self._linked:
-            list.clear(node._inputs)
-            list.clear(node._outputs)
-            node._inputs = node._outputs = None
+            list.clear(node.inputs)
+            list.clear(node.outputs)
+            del node.inputs, node.outputs
         for node in new_nodes:
             list.clear(node.inputs)
             list.clear(node.outputs)
