@@ -280,7 +280,7 @@ def test_proto_graph_is_what_graphsurgeon_imports(name):
 
     import onnx_graphsurgeon as gs
 
-    from ort_ops.rewrite.surgery import ProtoGraph
+    from ort_ops.rewrite.surgery import ProtoGraph, originally_unused
 
     if name == "awkward":
         model = _awkward_graph()
@@ -310,4 +310,12 @@ def test_proto_graph_is_what_graphsurgeon_imports(name):
                     assert [n.index for n in g.inputs] == [position[id(n)] for n in w.inputs], w.name
                     assert [n.index for n in g.outputs] == [position[id(n)] for n in w.outputs], w.name
     assert [t.name for t in lazy.outputs] == [t.name for t in imported.outputs]
+    # what nothing read before the edit (it must survive it): as from the graphsurgeon graph
+    dangling, initializers = lazy.originally_unused()
+    unused = originally_unused(imported, model.graph)
+    assert [name for name, _ in dangling] == [t.name for t in unused.outputs]
+    assert [i for _, i in dangling] == [position[id(t.inputs[0])] for t in unused.outputs]
+    assert initializers == unused.initializers
+    if name == "awkward":
+        assert [name for name, _ in dangling] == ["dangling"] and initializers == {"b16"}
     lazy.release(())
