@@ -10,12 +10,13 @@ fuse_elu_grad's phases are timed inside the pass
 
   load        protobuf parse of the serialized model
   scan        protobuf-only test for candidate sites (no graphsurgeon graph)
-  import      private copy + gs.import_onnx
-  match+edit  rules on the gs graph + building / splicing the EluGrad nodes
+  import      a single graph: the lazy index over its NodeProtos (surgery.ProtoGraph); with
+              subgraphs or functions: private copy + gs.import_onnx
+  match+edit  rules on that graph + building / splicing the EluGrad nodes
   cleanup     removing what the edit left unused: a walk up from the edited nodes, or gs
               cleanup() when there are subgraphs or functions (+ toposort() only when the edit
-              broke the order)
-  export      gs.export_onnx + restoring the model's other fields
+              broke the order: then through graphsurgeon)
+  export      the original NodeProtos + the new ones (gs.export_onnx with subgraphs/functions)
   fuse        the whole fuse_elu_grad call (it frees its gs graph itself: the collection
               when the collector resumes is inside the call, not in any phase above);
               save: SerializeToString of the result
@@ -55,7 +56,7 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 from ort_ops.rewrite import RewriteReport, fuse_elu_grad
-from ort_ops.rewrite.fuse import _gc_paused
+from ort_ops.rewrite.surgery import gc_paused
 
 
 def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
@@ -89,7 +90,7 @@ def timed(fn, *args, paused=False, collect=None):
     holds all of it and the rest of the heap is not traversed."""
     gc.collect()
     t = time.perf_counter()
-    with _gc_paused() if paused else contextlib.nullcontext():
+    with gc_paused() if paused else contextlib.nullcontext():
         out = fn(*args)
     if collect is not None:
         gc.collect(collect)
@@ -99,7 +100,7 @@ def timed(fn, *args, paused=False, collect=None):
 def gs_round_trip(model, paused=True):
     """graphsurgeon import -> cleanup().toposort() -> export -> free; seconds per step."""
     gc.collect()
-    with _gc_paused() if paused else contextlib.nullcontext():
+    with gc_paused() if paused else contextlib.nullcontext():
         t0 = time.perf_counter()
         graph = gs.import_onnx(model)
         t1 = time.perf_counter()

@@ -94,8 +94,11 @@ class GraphView:
         # element types of a function's formal inputs, from its call sites (functions are untyped)
         self.input_types = dict(input_types or {})
         self.base_dir = base_dir
-        self.local = {id(n) for n in graph.nodes}
-        self.visible = self.local | (enclosing.visible if enclosing is not None else set())
+        # a ProtoGraph (one graph, its nodes built lazily) names the type of its nodes instead
+        self._node_type = getattr(type(graph), "node_type", None)  # (gs.Graph.__getattr__ looks up ops)
+        if self._node_type is None:
+            self.local = {id(n) for n in graph.nodes}
+            self.visible = self.local | (enclosing.visible if enclosing is not None else set())
         # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
         # read the graph, and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
@@ -120,7 +123,13 @@ class GraphView:
 
     def consumers(self, tensor) -> list[gs.Node]:
         """Nodes of this scope or an enclosing one that read ``tensor`` (not nested subgraphs')."""
+        if self._node_type is not None:
+            return [n for n in tensor.outputs if type(n) is self._node_type]
         return [n for n in tensor.outputs if id(n) in self.visible]
+
+    def is_local(self, node) -> bool:
+        """``node`` is a node of this scope (not of an enclosing one, not one an edit added)."""
+        return type(node) is self._node_type if self._node_type is not None else id(node) in self.local
 
     # -- constants ------------------------------------------------------------------------
     def const(self, tensor) -> np.ndarray | None:
@@ -362,37 +371,10 @@ class GraphView:
         if tensor.name in self.output_names or len(users) != 1 or len(tensor.outputs) != 1:
             return None
         node = users[0]
-        if node.op != "Cast" or not is_default_domain(node) or id(node) not in self.local:
+        if node.op != "Cast" or not is_default_domain(node) or not self.is_local(node):
             return None
         to = node.attrs.get("to")
         return (node, to) if to in LOW_PRECISION else None
-
-    def elu_like_consumers(self, tensor) -> list[gs.Node]:
-        """``Elu`` nodes (and ``Celu`` with alpha 1, the same function) reading ``tensor`` directly
-        or through Identity / Mul-by-1, in this scope or an enclosing one, in graph order."""
-        found, frontier, seen = [], [tensor], set()
-        for _ in range(4):
-            nxt = []
-            for t in frontier:
-                for user in self.consumers(t):
-                    if id(user) in seen or not is_default_domain(user):
-                        continue
-                    seen.add(id(user))
-                    if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):
-                        found.append(user)
-                    elif user.op in ("Identity", "Mul") and user.outputs and self.strip(user.outputs[0]) is t:
-                        nxt.append(user.outputs[0])
-            frontier = nxt
-        return found
-
-    def elu_of(self, tensor) -> gs.Node | None:
-        """The Elu-like node whose output ``tensor`` holds (through view ops), or None."""
-        node = self.producer(self.view_source(tensor))
-        if node is None or not is_default_domain(node):
-            return None
-        if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):
-            return node
-        return None
 
     # -- types ----------------------------------------------------------------------------
     def elem_type(self, tensor) -> int | None:
@@ -502,17 +484,6 @@ class GraphView:
             stack.pop()
         return cache[id(tensor)][1]
 
-    def same_shape(self, a, b) -> str | None:
-        """None when ``a`` and ``b`` provably have one shape, else the reason."""
-        sa, sb = self.shape(a), self.shape(b)
-        if sa is None or sb is None:
-            which = a.name if sa is None else b.name
-            return f"the shape of {which} is unknown, so grads and activations cannot be shown to be equal"
-        if sa != sb:
-            return (f"grads {a.name} has shape {list(sa)}, activations {b.name} has shape {list(sb)}: EluGrad "
-                    "needs equal shapes (no broadcasting)")
-        return None
-
 
 def _own_shape(tensor) -> tuple | None:
     """A tensor's static shape from its own metadata (a constant's from its value)."""
@@ -615,11 +586,6 @@ def _inference(model: onnx.ModelProto | None) -> Inferred:
     return inferred
 
 
-def elu_alpha(node: gs.Node) -> np.float32:
-    alpha = node.attrs.get("alpha")
-    return np.float32(1.0 if alpha is None else alpha)
-
-
 def _same_shape_or_scalar(tensor, one) -> bool:
     """Mul(tensor, 1) keeps ``tensor``'s shape when the 1 is a scalar or has no more dims."""
     s = one.shape
@@ -652,11 +618,6 @@ def _cast(value: np.ndarray, to) -> np.ndarray | None:
         np_type = dtypes.numpy_dtype("bfloat16")
     with np.errstate(all="ignore"):
         return value.astype(np_type)
-
-
-def float32_of(value) -> np.float32:
-    """A constant's value as float32 (how alpha is stored in an attribute)."""
-    return np.float32(np.asarray(value).astype(np.float32))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -9,11 +9,20 @@ import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
 from ort_ops.rewrite import graph_scopes
-from ort_ops.rewrite.fuse import _gc_paused, _model_and_dir, cleanup, export, import_graph, originally_unused, splice
 from ort_ops.rewrite.graph_scopes import NodeMetadata
 from ort_ops.rewrite.graph_view import node_label, shortest
 from ort_ops.rewrite.lowerings import LOWERINGS as _MODULES
 from ort_ops.rewrite.report import RewriteReport, SiteReport
+from ort_ops.rewrite.surgery import (
+    cleanup,
+    copy_model,
+    export,
+    gc_paused,
+    import_graph,
+    model_and_dir,
+    originally_unused,
+    splice,
+)
 
 
 def _has(model: onnx.ModelProto, ops) -> bool:
@@ -29,7 +38,7 @@ def lower(model, *, ops=None, report: RewriteReport | None = None) -> onnx.Model
     (from the model and from each function) where no op of the domain remains. Raises
     ``ValueError`` when a node's dtype cannot be determined or is unsupported.
     """
-    model, _ = _model_and_dir(model, None)
+    model, _ = model_and_dir(model, None)
     ops = set(_MODULES) if ops is None else set(ops)
     unknown = ops - set(_MODULES)
     if unknown:
@@ -37,10 +46,8 @@ def lower(model, *, ops=None, report: RewriteReport | None = None) -> onnx.Model
     report = report if report is not None else RewriteReport()
     report.pass_name = "lower"
     if not _has(model, ops):
-        out = onnx.ModelProto()
-        out.CopyFrom(model)
-        return out
-    with _gc_paused():
+        return copy_model(model)
+    with gc_paused():
         lowered = _lower(model, ops, report)
     used = {n.domain for _, nodes in graph_scopes.all_node_lists(lowered) for n in nodes}
     if DOMAIN not in used:

@@ -88,6 +88,7 @@ def resolve(repo: str, mut: Mutation) -> Mutation | str:
 
 LOW_EG = "rewrite/lowerings/elu_grad.py"  # where the EluGrad lowering lives in later revisions
 B, SEL, GV = "rewrite/rules/base.py", "rewrite/rules/elu_select.py", "rewrite/graph_view.py"
+RR, SU = "rewrite/rules/rule.py", "rewrite/surgery.py"
 REF, LOW, SCH, INR = "ort_ops/ops/elu_grad.py", "rewrite/lower.py", "ort_ops/schemas.py", "ort_ops/input_ranges.py"
 
 MUTATIONS: list[Mutation] = [
@@ -130,8 +131,9 @@ MUTATIONS: list[Mutation] = [
     m("base-elu-alpha", B, "if elu_alpha(elu) == alpha:", "if True:", RULES, "any Elu, whatever its alpha"),
     m("base-dtype-none", B, "if len(names) == 1 and None not in names:", "if len(names) == 1:", RULES,
       "an unknown dtype accepted"),
-    m("base-could-match", B, "all(group & op_types for group in self.needs)",
-      "any(group & op_types for group in self.needs)", RULES, "prefilter: any group instead of all"),
+    m("base-could-match", RR, "all(group & op_types for group in self.needs)",
+      "any(group & op_types for group in self.needs)", RULES, "prefilter: any group instead of all",
+      alts=[(B, "all(group & op_types for group in self.needs)", "any(group & op_types for group in self.needs)")]),
     # -- rewrite/rules/elu_select.py
     m("sel-no-cast-wrap", SEL, "attempts = [True, False] if cast is not None else [False]", "attempts = [False]",
       RULES, "remove the Cast-wrap attempt"),
@@ -215,16 +217,30 @@ MUTATIONS: list[Mutation] = [
       "                return flat[0]\n            if isinstance", RULES, "a non-uniform small constant read as its first element"),
     m("gv-cos-default", GV, "return np.float32(0)", "return np.float32(1)", RULES,
       "ConstantOfShape without value read as 1"),
-    m("gv-celu-consumers", GV, 'if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):',
-      'if user.op == "Elu" or user.op == "Celu":', RULES + REAL, "Celu of any alpha taken as an Elu"),
-    m("gv-celu-elu-of", GV, 'if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):',
-      'if node.op == "Elu" or node.op == "Celu":', RULES + REAL, "elu_of: Celu of any alpha"),
+    # (the ELU-only queries moved from the GraphView to rewrite/rules/base.py: alts for older revisions)
+    m("gv-celu-consumers", B, 'if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):',
+      'if user.op == "Elu" or user.op == "Celu":', RULES + REAL, "Celu of any alpha taken as an Elu",
+      alts=[(GV, 'if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):',
+             'if user.op == "Elu" or user.op == "Celu":')]),
+    m("gv-celu-elu-of", B, 'if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):',
+      'if node.op == "Elu" or node.op == "Celu":', RULES + REAL, "elu_of: Celu of any alpha",
+      alts=[(GV, 'if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):',
+             'if node.op == "Elu" or node.op == "Celu":')]),
     m("gv-downcast-output", GV, "if tensor.name in self.output_names or len(users) != 1", "if len(users) != 1",
       RULES, "a graph output wrapped by its Cast"),
     m("gv-consumers-scope", GV, "return [n for n in tensor.outputs if id(n) in self.visible]",
       "return list(tensor.outputs)", RULES, "consumers in nested subgraphs counted"),
     m("gv-castlike-exact", GV, "(0.0, 0.5, 1.0, 2.0)", "(0.0, 0.5, 1.0, 2.0, 0.1)", RULES,
       "CastLike of an inexact constant read"),
+    # -- rewrite/surgery.py: the single-graph path (ProtoGraph)
+    m("su-order-after", SU, "if where is not None and where > here:\n                    return None",
+      "if False:\n                    return None", RULES, "an EluGrad before the node it reads (no toposort)"),
+    m("su-export-linked", SU, "if node is None or not node.linked:", "if node is None or True:",
+      RULES + ["tests/rewrite/test_rule_max_pool_backward.py"], "a changed node written as its original proto"),
+    m("su-keep-dangling", SU, "if name and name not in consumers and name not in outputs]",
+      "if False]", RULES, "nodes nothing read before the edit removed"),
+    m("su-consumer-slots", SU, "                    at.append(i)\n", "                    pass\n", RULES,
+      "a tensor's second reader not counted"),
     # -- rewrite/lower.py
     m("lower-less", LOW, 'gs.Node("Less", f"{base}/less"', 'gs.Node("LessOrEqual", f"{base}/less"', LOWER,
       "<= in the lowering", alts=[(LOW_EG, 'gs.Node("Less", f"{base}/less"', 'gs.Node("LessOrEqual", f"{base}/less"')]),

@@ -51,6 +51,7 @@ from ort_ops.rewrite.placement.ops.cast import DESTINATIONS
 from ort_ops.rewrite.placement.ops.constant_of_shape import NAMES as CONSTANT_OF_SHAPE_NAMES
 from ort_ops.rewrite.placement.rule import NodeInfo
 from ort_ops.rewrite.placement.transposes import fold_transposes
+from ort_ops.rewrite.surgery import copy_model
 
 _CAST_NAMES = set(DESTINATIONS.values())
 _CONSTANT_OF_SHAPE_NAMES = set(CONSTANT_OF_SHAPE_NAMES.values())
@@ -534,8 +535,7 @@ def unplace(model: onnx.ModelProto) -> onnx.ModelProto:
     ONNX (exact: same inputs and attributes; ``CastTo<Type>`` -> ``Cast``, ``ConstantOfShape<Type>``
 -> ``ConstantOfShape``), the domain's opset
     import dropped."""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
+    out = copy_model(model)
     _unplace_graph(out.graph)
     keep = [o for o in out.opset_import if o.domain != CANN_DOMAIN]
     del out.opset_import[:]

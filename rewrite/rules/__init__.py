@@ -21,7 +21,7 @@ from ort_ops.rewrite.rules import (
     where_input_exp,
     where_output_add,
 )
-from ort_ops.rewrite.rules.base import Rule, Site
+from ort_ops.rewrite.rules.rule import Rule, Site
 
 RULES: tuple[Rule, ...] = (
     foreign_elu_grad.RULE,

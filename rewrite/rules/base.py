@@ -1,11 +1,9 @@
-"""What a rule is, what it produces, and the analysis the ELU-backward rules share.
+"""The analysis the ELU-backward rules share (what a rule is: :mod:`ort_ops.rewrite.rules.rule`).
 
-A rule is a small module with a ``pattern`` (does this node start the structure? returns the
-captured pieces or None), a ``check`` (returns the reason the site must not be fused, or None;
-fills in grads / activations / alpha / dtype and the semantic notes), a ``replacement`` (the
-``EluGrad`` node, built by :func:`elu_grad_nodes` for every rule) and ``needs``: the op types a
-graph must contain for the pattern to be able to match (the protobuf pre-filter is built from
-them, :func:`ort_ops.rewrite.fuse.has_candidates`).
+An ELU rule's ``check`` fills in an :class:`EluSite` (grads / activations / alpha / dtype and the
+semantic notes; ``forward``: the Elu, whose layer the report names) and its ``replacement`` is
+the ``EluGrad`` node :func:`elu_grad_nodes` builds. The ELU-only graph queries
+(:func:`elu_like_consumers`, :func:`elu_of`, :func:`elu_alpha`) live here too.
 
 What the rules accept is derived from what the ELU backward computes. For ``Y = Elu(X){alpha}``
 and any upstream gradient ``P`` (a tensor or a product of factors, e.g. with a dropout mask):
@@ -23,7 +21,6 @@ can differ (the comparison includes 0 or NaN; the input form's ``alpha*exp(X)`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +28,8 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops import DOMAIN
-from ort_ops.rewrite.graph_view import DTYPE_NAMES, GraphView, elu_alpha, node_label
+from ort_ops.rewrite.graph_view import DTYPE_NAMES, GraphView, is_default_domain, node_label, shortest
+from ort_ops.rewrite.rules.rule import Site, name_of
 
 COMPARISON_OPS = ("Less", "LessOrEqual", "Greater", "GreaterOrEqual")
 
@@ -44,50 +42,22 @@ ROUNDING_NOTE = (
 
 
 @dataclass
-class Site:
-    """One candidate ELU-backward site: what a rule captured and what EluGrad gets."""
+class EluSite(Site):
+    """A site an ELU rule fills in: what ``EluGrad(grads, activations){alpha}`` gets (with Expand
+    nodes first when ``broadcast`` says the operands must be brought to one shape)."""
 
-    rule: str
-    root: gs.Node  # the node whose output the EluGrad produces (before any Cast back)
-    nodes: list = field(default_factory=list)  # nodes of the pattern (report)
-    output: gs.Variable | None = None  # the tensor EluGrad will produce (name kept)
+    op: str = "EluGrad"
     grads: gs.Tensor | None = None
     activations: gs.Tensor | None = None
     alpha: float = 1.0
-    dtype: str | None = None
-    exact: bool = True  # bit-identical to the original for every input
-    notes: list[str] = field(default_factory=list)
-    layer: str | None = None  # the exporter's name of the ELU's layer, when it wrote one
-    broadcast: tuple | None = None  # grads/activations need Expand to this shape (or "dynamic")
-    caps: dict = field(default_factory=dict)  # rule-private captures
-    op: str = "EluGrad"  # the ai.ortops op the site becomes
-    # further tensors the op produces (their producers are replaced too), e.g. a loss with its gradient
-    outputs: list = field(default_factory=list)
-    # nodes of the pattern whose outputs nothing read before the rewrite: they may go with the pattern
-    drops: list = field(default_factory=list)
-    attributes: dict = field(default_factory=dict)  # the op's attributes, for the report
+    broadcast: tuple | str | None = None  # grads/activations need Expand to this shape (or "dynamic")
+
+    def report_fields(self, fused: bool) -> dict:
+        return {"grads": name_of(self.grads), "activations": name_of(self.activations),
+                "alpha": shortest(self.alpha) if fused else None}
 
 
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    anchor: str  # op type of the node ``pattern`` is tried on
-    pattern: Callable[[GraphView, gs.Node], Site | None]
-    check: Callable[[GraphView, Site], str | None]
-    replacement: Callable[[GraphView, Site], list]
-    # groups of op types: a graph can hold a site only if it has an op of every group
-    needs: tuple[frozenset[str], ...] = ()
-    doc: str = ""
-
-    def could_match(self, op_types: set[str]) -> bool:
-        return self.anchor in op_types and all(group & op_types for group in self.needs)
-
-
-def needs(*groups) -> tuple[frozenset[str], ...]:
-    return tuple(frozenset((g,) if isinstance(g, str) else g) for g in groups)
-
-
-def elu_grad_nodes(view: GraphView, site: Site, name: str) -> list[gs.Node]:
+def elu_grad_nodes(view: GraphView, site: EluSite, name: str) -> list[gs.Node]:
     """``ai.ortops::EluGrad(grads, activations){alpha}`` producing ``site.output`` (with Expand
     nodes first when the operands must be broadcast to one shape)."""
     grads, acts = site.grads, site.activations
@@ -99,7 +69,7 @@ def elu_grad_nodes(view: GraphView, site: Site, name: str) -> list[gs.Node]:
     return nodes
 
 
-def _broadcast_operands(view: GraphView, site: Site, name: str):
+def _broadcast_operands(view: GraphView, site: EluSite, name: str):
     """Expand grads and activations to their common shape: EluGrad is elementwise, so applying it
     to the broadcast operands gives what the broadcasting original computes."""
     nodes = []
@@ -116,6 +86,40 @@ def _broadcast_operands(view: GraphView, site: Site, name: str):
     nodes += [gs.Node("Expand", f"{name}/expand_grads", inputs=[site.grads, to_g], outputs=[grads]),
               gs.Node("Expand", f"{name}/expand_acts", inputs=[site.activations, to_a], outputs=[acts])]
     return grads, acts, nodes
+
+
+# -- ELU-only graph queries --------------------------------------------------------------
+def elu_alpha(node: gs.Node) -> np.float32:
+    alpha = node.attrs.get("alpha")
+    return np.float32(1.0 if alpha is None else alpha)
+
+
+def elu_like_consumers(view: GraphView, tensor) -> list[gs.Node]:
+    """``Elu`` nodes (and ``Celu`` with alpha 1, the same function) reading ``tensor`` directly
+    or through Identity / Mul-by-1, in this scope or an enclosing one, in graph order."""
+    found, frontier, seen = [], [tensor], set()
+    for _ in range(4):
+        nxt = []
+        for t in frontier:
+            for user in view.consumers(t):
+                if id(user) in seen or not is_default_domain(user):
+                    continue
+                seen.add(id(user))
+                if user.op == "Elu" or user.op == "Celu" and elu_alpha(user) == np.float32(1):
+                    found.append(user)
+                elif user.op in ("Identity", "Mul") and user.outputs and view.strip(user.outputs[0]) is t:
+                    nxt.append(user.outputs[0])
+        frontier = nxt
+    return found
+
+def elu_of(view: GraphView, tensor) -> gs.Node | None:
+    """The Elu-like node whose output ``tensor`` holds (through view ops), or None."""
+    node = view.producer(view.view_source(tensor))
+    if node is None or not is_default_domain(node):
+        return None
+    if node.op == "Elu" or node.op == "Celu" and elu_alpha(node) == np.float32(1):
+        return node
+    return None
 
 
 # -- the select: which branch is the ELU's negative side ------------------------------------
@@ -264,7 +268,7 @@ def extra_factors(view: GraphView, negative: Factors, positive: Factors) -> tupl
     return leaves, k
 
 
-def dtype_of_site(view: GraphView, site: Site, tensors) -> str | None:
+def dtype_of_site(view: GraphView, site: EluSite, tensors) -> str | None:
     """The one dtype of ``tensors`` (float32/float16/bfloat16), or None with a reason recorded."""
     names = {view.dtype_name(t) for t in tensors}
     if len(names) == 1 and None not in names:
@@ -276,7 +280,7 @@ def dtype_of_site(view: GraphView, site: Site, tensors) -> str | None:
 
 def elu_for_input(view: GraphView, x, alpha: np.float32) -> tuple[gs.Node | None, str | None]:
     """The Elu-like node reading ``x`` with ``alpha`` (first in graph order), else the reason."""
-    elus = view.elu_like_consumers(x)
+    elus = elu_like_consumers(view, x)
     for elu in elus:
         if elu_alpha(elu) == alpha:
             return elu, None
@@ -286,7 +290,7 @@ def elu_for_input(view: GraphView, x, alpha: np.float32) -> tuple[gs.Node | None
     return None, f"no Elu of {x.name} has alpha {float(str(alpha))!r} (its Elus have alpha {alphas})"
 
 
-def finish(view: GraphView, site: Site) -> str | None:
+def finish(view: GraphView, site: EluSite) -> str | None:
     """Checks every rule shares, once grads / activations / output / dtype are set: dtypes
     agree, shapes are equal (or can be made so), float16 arithmetic noted."""
     if site.dtype is None:
@@ -308,7 +312,7 @@ def finish(view: GraphView, site: Site) -> str | None:
     return None
 
 
-def shapes(view: GraphView, site: Site) -> str | None:
+def shapes(view: GraphView, site: EluSite) -> str | None:
     """grads, activations and output have one shape; else Expand them (constant shape when
     known, ``Shape`` of each other when not and nothing else can broadcast), or the reason.
 
@@ -372,7 +376,7 @@ def scalar_consts(view: GraphView, tensors) -> bool:
     return True
 
 
-def resolve_wrapped(view: GraphView, site: Site, out_tensor) -> gs.Node | None:
+def resolve_wrapped(view: GraphView, site: EluSite, out_tensor) -> gs.Node | None:
     """The ``Cast(.., to=FLOAT16|BFLOAT16)`` that is the only use of ``out_tensor``, if any."""
     down = view.downcast_consumer(out_tensor)
     return None if down is None else down[0]
@@ -383,7 +387,7 @@ def wrapped_dtype(cast: gs.Node) -> str:
 
 
 FLOAT = TensorProto.FLOAT
-__all__ = ["COMPARISON_OPS", "Factors", "ROUNDING_NOTE", "Rule", "Select", "Site", "boundary_notes",
-           "dtype_of_site", "elu_for_input", "elu_grad_nodes", "extra_factors", "factors", "finish",
-           "needs", "node_label", "read_condition", "read_select", "resolve_wrapped", "scalar_consts",
+__all__ = ["COMPARISON_OPS", "EluSite", "Factors", "ROUNDING_NOTE", "Select", "boundary_notes", "dtype_of_site",
+           "elu_alpha", "elu_for_input", "elu_grad_nodes", "elu_like_consumers", "elu_of", "extra_factors", "factors",
+           "finish", "node_label", "read_condition", "read_select", "resolve_wrapped", "scalar_consts",
            "wrapped_dtype"]

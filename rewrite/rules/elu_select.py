@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ort_ops.rewrite.graph_view import GraphView, elu_alpha, is_default_domain
+from ort_ops.rewrite.graph_view import GraphView, is_default_domain
 from ort_ops.rewrite.rules.base import (
     ROUNDING_NOTE,
+    EluSite,
     Select,
-    Site,
     boundary_notes,
     dtype_of_site,
+    elu_alpha,
     elu_for_input,
+    elu_of,
     extra_factors,
     finish,
     resolve_wrapped,
@@ -27,7 +29,7 @@ from ort_ops.rewrite.rules.base import (
 )
 
 
-def analyze(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, *,
+def analyze(view: GraphView, site: EluSite, sel: Select, kind: str, grads_tensor, *,
             positive_is_one: bool = False) -> str | None:
     """Fill ``site`` (grads, activations, alpha, dtype, output, notes) or return the reason.
 
@@ -42,7 +44,7 @@ def analyze(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, *
     first_reason = None
     for wrapped in attempts:
         # each reading fills a copy: a rejected site reports what the pattern captured
-        trial = Site(site.rule, site.root, list(site.nodes), caps=dict(site.caps))
+        trial = EluSite(site.rule, site.root, list(site.nodes), caps=dict(site.caps))
         reason = _interpret(view, trial, sel, kind, grads_tensor, cast if wrapped else None, positive_is_one)
         if reason is None:
             site.__dict__.update(trial.__dict__)
@@ -51,7 +53,7 @@ def analyze(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, *
     return first_reason
 
 
-def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor, cast,
+def _interpret(view: GraphView, site: EluSite, sel: Select, kind: str, grads_tensor, cast,
                positive_is_one: bool) -> str | None:
     neg, pos = sel.factors(view, "negative"), sel.factors(view, "positive")
     site.nodes += neg.nodes
@@ -111,7 +113,7 @@ def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor
         if _is_selu(view, elu):
             return (f"{elu.outputs[0].name} is the Elu inside a SELU (alpha {float(str(SELU_ALPHA))}, then scaled by "
                     f"{float(str(SELU_SCALE))}): SELU's backward is not ELU's and is left as it is")
-        site.caps["elu"] = elu
+        site.forward = elu
         activations = elu.outputs[0]
         site.exact = False
         site.notes.append(ROUNDING_NOTE + (f" (Y is rounded to {wrapped_dtype(cast)} before EluGrad reads it)"
@@ -119,8 +121,8 @@ def _interpret(view: GraphView, site: Site, sel: Select, kind: str, grads_tensor
         site.notes += boundary_notes(sel, alpha != ONE, "X")
     else:
         activations = source
-        elu = view.elu_of(source)
-        site.caps["elu"] = elu
+        elu = elu_of(view, source)
+        site.forward = elu
         differs_at_zero = alpha != ONE
         if sel.includes_zero and differs_at_zero and (elu is None or elu_alpha(elu) != alpha):
             return (f"the comparison includes 0 and alpha is {float(str(alpha))!r}: the original gives alpha*dY where "

@@ -12,21 +12,22 @@ import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
 from ort_ops.rewrite.graph_view import GraphView
-from ort_ops.rewrite.rules.base import Rule, Site, dtype_of_site, elu_grad_nodes, finish
+from ort_ops.rewrite.rules.base import EluSite, dtype_of_site, elu_grad_nodes, finish
+from ort_ops.rewrite.rules.rule import Rule
 
 NAME = "foreign_elu_grad"
 # domain -> how its EluGrad maps onto ours (alpha attribute name, or None for alpha = 1)
 KNOWN_DOMAINS = {"ai.onnx.converters.tensorflow": None}
 
 
-def pattern(view: GraphView, node: gs.Node) -> Site | None:
+def pattern(view: GraphView, node: gs.Node) -> EluSite | None:
     """A single ``EluGrad`` node of any domain but ours."""
     if node.domain == DOMAIN or len(node.inputs) != 2 or len(node.outputs) != 1:
         return None
-    return Site(NAME, root=node, nodes=[node])
+    return EluSite(NAME, root=node, nodes=[node])
 
 
-def check(view: GraphView, site: Site) -> str | None:
+def check(view: GraphView, site: EluSite) -> str | None:
     node = site.root
     if node.domain not in KNOWN_DOMAINS:
         return f"EluGrad of domain {node.domain!r} has unknown semantics (known: {', '.join(KNOWN_DOMAINS)})"
@@ -38,7 +39,7 @@ def check(view: GraphView, site: Site) -> str | None:
     return finish(view, site)
 
 
-def replacement(view: GraphView, site: Site, name: str) -> list:
+def replacement(view: GraphView, site: EluSite, name: str) -> list:
     return elu_grad_nodes(view, site, name)
 
 

@@ -34,7 +34,7 @@ import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
 from ort_ops.rewrite.graph_view import VIEW_OPS, GraphView, node_label
-from ort_ops.rewrite.rules.base import Rule, Site, needs
+from ort_ops.rewrite.rules.rule import Rule, Site, needs
 from ort_ops.rewrite.rules.subgraph import attr, exclusive, ints, is_zero_constant, producer
 
 NAME = "max_pool_backward"
@@ -55,7 +55,8 @@ def pattern(view: GraphView, scatter: gs.Node) -> Site | None:
     if pool is None or len(pool.outputs) < 2 or pool.outputs[1] is not sub.inputs[0]:
         return None
     site = Site(NAME, root=scatter, nodes=[scatter, reshape, sub, pool], op=OP)
-    site.caps.update(pool=pool, sub=sub, reshape=reshape, forward=pool)
+    site.caps.update(pool=pool, sub=sub, reshape=reshape)
+    site.forward = pool
     return site
 
 
@@ -162,8 +163,9 @@ def check(view: GraphView, site: Site) -> str | None:
             t.name not in view.output_names:
         site.nodes.append(node)
         t = node.inputs[0]
-    site.output, site.grads, site.activations, site.dtype = results, dy, x, dtype
-    site.caps.update(x=x, y=y, dy_shape=None if view.shape(dy) == tuple(ys) else tuple(ys))
+    site.output, site.dtype = results, dtype
+    site.operands = {"grads": dy, "activations": x}
+    site.caps.update(x=x, y=y, dy=dy, dy_shape=None if view.shape(dy) == tuple(ys) else tuple(ys))
     site.drops = [offsets[1]]
     site.attributes = {"kernel_shape": kernel, "strides": strides, "pads": pads}
     site.exact = False
@@ -176,7 +178,7 @@ def check(view: GraphView, site: Site) -> str | None:
 
 def replacement(view: GraphView, site: Site, name: str) -> list:
     c = site.caps
-    nodes, dy = [], site.grads
+    nodes, dy = [], c["dy"]
     if c["dy_shape"] is not None:  # the gradient as [N, C, Ho, Wo] (same elements, same order)
         shaped = gs.Variable(f"{name}/dY", dtype=dy.dtype)
         nodes.append(gs.Node("Reshape", f"{name}/reshape_dY",

@@ -16,16 +16,16 @@ import onnx_graphsurgeon as gs
 
 from ort_ops.rewrite.graph_view import GraphView
 from ort_ops.rewrite.rules.base import (
-    Rule,
-    Site,
+    EluSite,
     dtype_of_site,
     elu_grad_nodes,
+    elu_of,
     finish,
-    needs,
     resolve_wrapped,
     scalar_consts,
     wrapped_dtype,
 )
+from ort_ops.rewrite.rules.rule import Rule, needs
 
 NAME = "min_add_mul"
 
@@ -42,7 +42,7 @@ def _operand_pair(view: GraphView, node: gs.Node, op: str):
     return None
 
 
-def pattern(view: GraphView, mul: gs.Node) -> Site | None:
+def pattern(view: GraphView, mul: gs.Node) -> EluSite | None:
     """``Mul(Add(Min(Y, c0), c1), dY)``."""
     found = _operand_pair(view, mul, "Add")
     if found is None:
@@ -52,12 +52,12 @@ def pattern(view: GraphView, mul: gs.Node) -> Site | None:
     if inner is None:
         return None
     min_node, one = inner
-    site = Site(NAME, root=mul, nodes=[mul, add, min_node])
+    site = EluSite(NAME, root=mul, nodes=[mul, add, min_node])
     site.caps.update(add=add, min=min_node, one=one, grads=grads)
     return site
 
 
-def check(view: GraphView, site: Site) -> str | None:
+def check(view: GraphView, site: EluSite) -> str | None:
     caps = site.caps
     min_node = caps["min"]
     if len(min_node.inputs) != 2:
@@ -86,7 +86,7 @@ def check(view: GraphView, site: Site) -> str | None:
     else:
         site.output = site.root.outputs[0]
     site.grads, site.activations, site.alpha = dy, y_src, 1.0
-    site.caps["elu"] = view.elu_of(y_src)
+    site.forward = elu_of(view, y_src)
     if cast is None:
         site.dtype = dtype_of_site(view, site, [dy, y_src, site.output])
     reason = finish(view, site)
@@ -98,7 +98,7 @@ def check(view: GraphView, site: Site) -> str | None:
     return None
 
 
-def replacement(view: GraphView, site: Site, name: str) -> list:
+def replacement(view: GraphView, site: EluSite, name: str) -> list:
     return elu_grad_nodes(view, site, name)
 
 

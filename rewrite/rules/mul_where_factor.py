@@ -14,13 +14,14 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from ort_ops.rewrite.graph_view import GraphView
-from ort_ops.rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
+from ort_ops.rewrite.rules.base import COMPARISON_OPS, EluSite, elu_grad_nodes, read_select
 from ort_ops.rewrite.rules.elu_select import analyze
+from ort_ops.rewrite.rules.rule import Rule, needs
 
 NAME = "mul_where_factor"
 
 
-def pattern(view: GraphView, mul: gs.Node) -> Site | None:
+def pattern(view: GraphView, mul: gs.Node) -> EluSite | None:
     """``Mul(g, Where(cmp(T, 0), f, 1))`` in either operand order."""
     if len(mul.inputs) != 2:
         return None
@@ -31,20 +32,20 @@ def pattern(view: GraphView, mul: gs.Node) -> Site | None:
         sel = read_select(view, where)
         if sel is None or view.uniform(sel.positive) is None:
             continue
-        site = Site(NAME, root=mul, nodes=[mul, where, *sel.nodes])
+        site = EluSite(NAME, root=mul, nodes=[mul, where, *sel.nodes])
         site.caps.update(select=sel, grads=grads)
         return site
     return None
 
 
-def check(view: GraphView, site: Site) -> str | None:
+def check(view: GraphView, site: EluSite) -> str | None:
     sel = site.caps["select"]
     leaves = sel.factors(view, "negative").leaves
     kind = "input" if any(view.producer_op(t, "Exp") for t in leaves) else "output"
     return analyze(view, site, sel, kind, site.caps["grads"], positive_is_one=True)
 
 
-def replacement(view: GraphView, site: Site, name: str) -> list:
+def replacement(view: GraphView, site: EluSite, name: str) -> list:
     return elu_grad_nodes(view, site, name)
 
 

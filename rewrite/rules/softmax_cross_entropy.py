@@ -37,7 +37,7 @@ from onnx import TensorProto
 
 from ort_ops import DOMAIN
 from ort_ops.rewrite.graph_view import GraphView, node_label
-from ort_ops.rewrite.rules.base import Rule, Site, needs
+from ort_ops.rewrite.rules.rule import Rule, Site, needs
 from ort_ops.rewrite.rules.subgraph import (
     attr,
     axes_of,
@@ -75,7 +75,8 @@ def pattern(view: GraphView, sub: gs.Node) -> Site | None:
     if lsm is None:
         return None
     site = Site(NAME, root=sub, nodes=[sub, mul, exp, red, lsm], op=OP)
-    site.caps.update(g=g, lsm=lsm, mul=mul, exp=exp, red=red, cast=cast, forward=lsm)
+    site.caps.update(g=g, lsm=lsm, mul=mul, exp=exp, red=red, cast=cast)
+    site.forward = lsm
     return site
 
 
@@ -232,8 +233,9 @@ def check(view: GraphView, site: Site) -> str | None:
         readers = ", ".join(node_label(n) for n in others) or "the graph outputs"
         site.notes.append(f"LogSoftmax {node_label(lsm)} stays: its output is also read by {readers}")
     site.output, site.outputs = site.root.outputs[0], [loss]
-    site.grads, site.activations, site.dtype = dloss, logits, "float32"
-    site.caps.update(target=target)
+    site.dtype = "float32"
+    site.operands = {"grads": dloss, "activations": logits}
+    site.caps.update(target=target, dloss=dloss, logits=logits)
     site.attributes = {"ignore_index": k, "reduction": "mean" if count is not None else "sum"}
     site.exact = False
     site.notes.append(NOTE)
@@ -291,11 +293,11 @@ def _forward(view: GraphView, lsm: gs.Node, target, k):
 
 def replacement(view: GraphView, site: Site, name: str) -> list:
     (loss,) = site.outputs
-    dloss = site.grads
+    dloss = site.caps["dloss"]
     if "dloss_value" in site.caps:
         dloss = gs.Constant(f"{name}/dloss", np.array(site.caps["dloss_value"], np.float32))
     return [gs.Node(OP, name, domain=DOMAIN, attrs=dict(site.attributes),
-                    inputs=[site.activations, site.caps["target"], dloss], outputs=[loss, site.output])]
+                    inputs=[site.caps["logits"], site.caps["target"], dloss], outputs=[loss, site.output])]
 
 
 RULE = Rule(NAME, "Sub", pattern, check, replacement,

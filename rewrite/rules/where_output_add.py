@@ -18,28 +18,29 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from ort_ops.rewrite.graph_view import GraphView
-from ort_ops.rewrite.rules.base import COMPARISON_OPS, Rule, Site, elu_grad_nodes, needs, read_select
+from ort_ops.rewrite.rules.base import COMPARISON_OPS, EluSite, elu_grad_nodes, read_select
 from ort_ops.rewrite.rules.elu_select import analyze
+from ort_ops.rewrite.rules.rule import Rule, needs
 
 NAME = "where_output_add"
 
 
-def pattern(view: GraphView, where: gs.Node) -> Site | None:
+def pattern(view: GraphView, where: gs.Node) -> EluSite | None:
     """``Where(cmp(T, 0), a, b)`` whose negative side has an Add/Sub factor."""
     sel = read_select(view, where)
     if sel is None or not any(view.producer_op(t, "Add", "Sub") for t in sel.factors(view, "negative").leaves):
         return None
-    site = Site(NAME, root=where, nodes=[where, *sel.nodes])
+    site = EluSite(NAME, root=where, nodes=[where, *sel.nodes])
     site.caps["select"] = sel
     return site
 
 
-def check(view: GraphView, site: Site) -> str | None:
+def check(view: GraphView, site: EluSite) -> str | None:
     sel = site.caps["select"]
     return analyze(view, site, sel, "output", sel.positive)
 
 
-def replacement(view: GraphView, site: Site, name: str) -> list:
+def replacement(view: GraphView, site: EluSite, name: str) -> list:
     return elu_grad_nodes(view, site, name)
 
 

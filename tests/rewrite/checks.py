@@ -48,8 +48,8 @@ def fuse_and_check(model, expected_ops=None, *, strict=False, n_sites=1, ort=Tru
 
 
 def graphsurgeon_exported(fuse, model, **kwargs):
-    """``fuse(model)`` with every graph written by graphsurgeon's export (the path the proto-keeping
-    export replaces for single graphs), for comparing the two."""
+    """``fuse(model)`` with every graph imported into graphsurgeon and written by its export (the
+    path the single-graph one replaces), for comparing the two."""
     import ort_ops.rewrite.fuse as fuse_module
 
     class Unusable(fuse_module.ProtoIndex):
@@ -57,12 +57,12 @@ def graphsurgeon_exported(fuse, model, **kwargs):
             super().__init__(graph, proto)
             self.usable = self.single = False
 
-    saved = fuse_module.ProtoIndex
-    fuse_module.ProtoIndex = Unusable
+    saved = fuse_module.ProtoIndex, fuse_module.PROTO_PATH
+    fuse_module.ProtoIndex, fuse_module.PROTO_PATH = Unusable, False
     try:
         return fuse(model, **kwargs)
     finally:
-        fuse_module.ProtoIndex = saved
+        fuse_module.ProtoIndex, fuse_module.PROTO_PATH = saved
 
 
 def assert_same_model(kept: onnx.ModelProto, exported: onnx.ModelProto, original: onnx.ModelProto):

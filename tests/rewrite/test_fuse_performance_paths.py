@@ -191,8 +191,9 @@ def _fixture_graphs():
 
 @pytest.mark.parametrize("name", ["mlp", "shared", *[p.rsplit("/", 1)[-1] for p in _fixture_graphs()]])
 def test_upstream_cleanup_equals_graphsurgeon_cleanup(name, monkeypatch):
-    """The walk from the edited nodes removes exactly what gs ``cleanup()`` removes (the whole
-    graph's liveness): the same fused model, byte for byte."""
+    """The single-graph path (a walk from the edited nodes over the ProtoGraph) removes exactly
+    what graphsurgeon's ``cleanup()`` removes from the imported graph (the whole graph's
+    liveness): the same fused model, byte for byte."""
     import os
 
     import ort_ops.rewrite.fuse as fuse_module
@@ -208,6 +209,7 @@ def test_upstream_cleanup_equals_graphsurgeon_cleanup(name, monkeypatch):
     assert ops(fast).count("EluGrad") >= 1
     original = fuse_module.cleanup
     monkeypatch.setattr(fuse_module, "cleanup", lambda *a, **k: original(*a, **{**k, "seeds": None}))
+    monkeypatch.setattr(fuse_module, "PROTO_PATH", False)
     slow = fuse_elu_grad(model)
     assert fast.SerializeToString() == slow.SerializeToString()
 
@@ -238,3 +240,82 @@ def test_kept_protos_equal_graphsurgeon_export(name, fuse):
     onnx.checker.check_model(kept, full_check=True)
     if name == "initializer_output":
         assert weight.name in {t.name for t in kept.graph.initializer}
+
+
+def _awkward_graph() -> onnx.ModelProto:
+    """Every way a tensor gets its dtype / shape in graphsurgeon's import: an initializer that is
+    also a graph input, value infos repeated (one without a shape), a symbolic and an unknown dim,
+    a bfloat16 initializer, an omitted optional input, a Constant with a tensor attribute, an
+    unnamed node, a tensor read twice by one node, a dangling output."""
+    b16 = helper.make_tensor("b16", onnx.TensorProto.BFLOAT16, [2], [1.0, 2.0])
+    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+    unknown = helper.make_tensor_value_info("u", onnx.TensorProto.FLOAT, ["n", 3])
+    unknown.type.tensor_type.shape.dim[0].ClearField("dim_param")
+    nodes = [
+        helper.make_node("Constant", [], ["c"], name="const", value=numpy_helper.from_array(np.float32(2.0))),
+        helper.make_node("Mul", ["x", "c"], ["m"], name="mul"),
+        helper.make_node("Add", ["m", "m"], ["u"]),
+        helper.make_node("Clip", ["u", "", "c"], ["clipped"], name="clip"),
+        helper.make_node("Neg", ["clipped"], ["dangling"], name="neg"),
+        helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes, "awkward",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 2]),
+         helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None), helper.make_tensor_value_info(
+            "clipped", onnx.TensorProto.FLOAT16, [4])],
+        [w, b16],
+        value_info=[helper.make_tensor_value_info("m", onnx.TensorProto.FLOAT, None),
+                    helper.make_tensor_value_info("m", onnx.TensorProto.FLOAT, ["batch", 2]), unknown])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("name", ["awkward", "mlp", *[p.rsplit("/", 1)[-1] for p in _fixture_graphs()]])
+def test_proto_graph_is_what_graphsurgeon_imports(name):
+    """The single-graph path's lazy index gives every node and tensor the rules can reach what
+    graphsurgeon's import gives it: op, name, domain, attributes, the tensors' class, dtype,
+    shape and type, and the same producers and consumers (by node position)."""
+    import os
+
+    import onnx_graphsurgeon as gs
+
+    from ort_ops.rewrite.surgery import ProtoGraph, originally_unused
+
+    if name == "awkward":
+        model = _awkward_graph()
+    elif name == "mlp":
+        model = mlp()
+    else:
+        model = onnx.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", name))
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    imported = gs.import_onnx(copy)
+    lazy = ProtoGraph(model)
+    assert lazy.single
+    position = {id(n): i for i, n in enumerate(imported.nodes)}
+    assert len(imported.nodes) == len(model.graph.node)
+    for i, want in enumerate(imported.nodes):
+        got = lazy.node(i)
+        assert (got.op, got.name, got.domain) == (want.op, want.name, want.domain), i
+        assert got.attrs == want.attrs, (i, got.attrs, want.attrs)
+        for side in ("inputs", "outputs"):
+            for g, w in zip(getattr(got, side), getattr(want, side), strict=True):
+                assert type(g) is type(w) and g.name == w.name, (i, side, g, w)
+                if isinstance(w, gs.Variable):
+                    assert (g.dtype, g.shape, g.type) == (w.dtype, w.shape, w.type), (i, side, w.name)
+                else:
+                    assert g.shape == w.shape and g.dtype == w.dtype and g.data_location == w.data_location
+                if w.name:
+                    assert [n.index for n in g.inputs] == [position[id(n)] for n in w.inputs], w.name
+                    assert [n.index for n in g.outputs] == [position[id(n)] for n in w.outputs], w.name
+    assert [t.name for t in lazy.outputs] == [t.name for t in imported.outputs]
+    # what nothing read before the edit (it must survive it): as from the graphsurgeon graph
+    dangling, initializers = lazy.originally_unused()
+    unused = originally_unused(imported, model.graph)
+    assert [name for name, _ in dangling] == [t.name for t in unused.outputs]
+    assert [i for _, i in dangling] == [position[id(t.inputs[0])] for t in unused.outputs]
+    assert initializers == unused.initializers
+    if name == "awkward":
+        assert [name for name, _ in dangling] == ["dangling"] and initializers == {"b16"}
+    lazy.release(())
