@@ -3,7 +3,7 @@ PyTorch (the CANN EP's): ``tests/fixtures/user_setups/<name>.onnx`` is the setup
 as :func:`ort_ops.training.export_training_graph` writes it (parameters as graph inputs, not
 fused), ``<name>.npz`` its initial parameters (``param/<name>``), module buffers
 (``buffer/<name>``), :data:`N_BATCHES` batches (``batch/<step>/<input index>``) and
-``Setup.cann_refused`` (``meta/cann_refused``).
+``Setup.cann_refused`` / ``Setup.adam_eps`` (``meta/...``).
 
 Regenerate with ``.venv/bin/python scripts/make_fixtures.py --user-setups``. Loading
 (:func:`load`) needs only NumPy and onnx.
@@ -31,6 +31,7 @@ class SetupFixture(NamedTuple):
     buffers: dict[str, np.ndarray]
     batches: list[tuple[np.ndarray, ...]]
     cann_refused: str
+    adam_eps: float
 
 
 def names(directory: str | os.PathLike = DIRECTORY) -> list[str]:
@@ -52,7 +53,8 @@ def load(name: str, directory: str | os.PathLike = DIRECTORY) -> SetupFixture:
         prefix = f"batch/{step}/"
         count = sum(1 for k in arrays if k.startswith(prefix))
         batches.append(tuple(arrays[f"{prefix}{i}"] for i in range(count)))
-    return SetupFixture(graph, params, buffers, batches, str(arrays.get("meta/cann_refused", "")))
+    return SetupFixture(graph, params, buffers, batches, str(arrays.get("meta/cann_refused", "")),
+                        float(arrays.get("meta/adam_eps", 1e-8)))
 
 
 def cann_refused(directory: str | os.PathLike = DIRECTORY) -> dict[str, str]:
@@ -74,6 +76,7 @@ def write(name: str, directory: str | os.PathLike = DIRECTORY) -> Path:
     arrays = {f"param/{n}": to_numpy(p) for n, p in module.named_parameters()}
     arrays.update({f"buffer/{n}": to_numpy(b) for n, b in module.named_buffers()})
     arrays["meta/cann_refused"] = np.array(setup.cann_refused)
+    arrays["meta/adam_eps"] = np.array(setup.adam_eps)
     for step in range(N_BATCHES):
         inputs, targets = setup.batch(step)
         for i, t in enumerate(inputs + targets):

@@ -24,7 +24,7 @@ import onnx_graphsurgeon as gs
 
 from ort_ops import DOMAIN
 from ort_ops.rewrite.graph_view import GraphView, node_label
-from ort_ops.rewrite.rules.base import Rule, Site, needs
+from ort_ops.rewrite.rules.rule import Rule, Site, needs
 
 NAME = "leaky_relu_backward"
 OP = "LeakyReluGrad"
@@ -81,20 +81,20 @@ def check(view: GraphView, site: Site) -> str | None:
         return (f"dY {dy.name} {g_shape}, features {features.name} {f_shape} and the result {out_shape} are not one "
                 "known shape (LeakyReluGrad does not broadcast)")
     slope = float(value.reshape(-1)[0])
-    site.grads, site.activations, site.dtype = dy, features, dtype
+    site.operands = {"grads": dy, "activations": features}
+    site.dtype = dtype
     site.attributes = {"negative_slope": slope}
     site.exact = False
     site.notes.append(WHERE_ZERO_NOTE)
     forward = view.producer_op(features, "LeakyRelu") or next(
         (n for n in view.consumers(features) if n.op == "LeakyRelu"), None)
-    if forward is not None:
-        site.caps["forward"] = forward
+    site.forward = forward
     return None
 
 
 def replacement(view: GraphView, site: Site, name: str) -> list:
     return [gs.Node(OP, name, domain=DOMAIN, attrs={"negative_slope": float(site.attributes["negative_slope"])},
-                    inputs=[site.grads, site.activations], outputs=[site.output])]
+                    inputs=[site.operands["grads"], site.operands["activations"]], outputs=[site.output])]
 
 
 RULE = Rule(NAME, "Where", pattern, check, replacement, needs("Mul", ("Greater", "Less", "GreaterOrEqual",

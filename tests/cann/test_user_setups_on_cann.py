@@ -20,7 +20,9 @@ cann_ep = pytest.importorskip("ort_ops.cann_ep")
 rewrite = pytest.importorskip("ort_ops.rewrite")
 pytestmark = pytest.mark.usefixtures("cann_simulator")
 
-OPTIMIZERS = {"sgd": lambda: SGD(lr=0.05, momentum=0.9), "adam": lambda: Adam(lr=1e-2)}
+# Adam with the setup's eps (models/user_setups.py Setup.adam_eps: attention's key bias has an exact
+# gradient of 0, and a small eps turns each EP's rounding noise there into full steps)
+OPTIMIZERS = {"sgd": lambda fx: SGD(lr=0.05, momentum=0.9), "adam": lambda fx: Adam(lr=1e-2, eps=fx.adam_eps)}
 SETUPS = user_setup_fixtures.names()
 # setups whose graph cannot run on the CANN EP yet (Setup.cann_refused): placement refuses the
 # session, naming the node and the EP kernel's defect, rather than letting the EP compute a wrong
@@ -46,10 +48,10 @@ def test_setup_trains_on_cann_as_on_the_cpu_ep(name, optimizer, tmp_path):
 
     if name in REFUSED:
         with pytest.raises(rewrite.placement.PlacementError, match=REFUSED[name]):
-            Trainer(graph, fx.params, OPTIMIZERS[optimizer](), session_factory=factory, device="cann")
+            Trainer(graph, fx.params, OPTIMIZERS[optimizer](fx), session_factory=factory, device="cann")
         return
-    cann = Trainer(graph, fx.params, OPTIMIZERS[optimizer](), session_factory=factory, device="cann", progress=False)
-    cpu = Trainer(graph, fx.params, OPTIMIZERS[optimizer](), session_factory=cpu_session_factory(), progress=False)
+    cann = Trainer(graph, fx.params, OPTIMIZERS[optimizer](fx), session_factory=factory, device="cann", progress=False)
+    cpu = Trainer(graph, fx.params, OPTIMIZERS[optimizer](fx), session_factory=cpu_session_factory(), progress=False)
     got, want = np.array(cann.fit(fx.batches)), np.array(cpu.fit(fx.batches))
     bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if abs(g - w) > 1e-6 + 1e-5 * abs(w)]
     assert not bad, f"{name}: steps whose CANN loss differs from the CPU EP's: {bad}"

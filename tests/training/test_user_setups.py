@@ -90,12 +90,21 @@ def normwise_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.linalg.norm(got - want) / (scale if scale > 0 else 1.0))
 
 
-def assert_matches(name: str, losses, params, want, tol: float):
-    want_losses, want_params, _ = want
+def assert_matches(name: str, losses, trainer, want, tol: float):
+    """Per-step losses, parameters and module buffers (BatchNorm's running statistics; integer
+    counters exactly) of ``trainer`` against PyTorch's ``want``."""
+    want_losses, want_params, want_buffers = want
     np.testing.assert_allclose(losses, want_losses, rtol=tol, atol=0, err_msg=f"{name}: per-step losses")
+    params, buffers = trainer.parameters(), trainer.buffers()
     assert sorted(params) == sorted(want_params)
     bad = {n: e for n in want_params if (e := normwise_error(params[n], want_params[n])) > tol}
     assert not bad, f"{name}: parameters off after {N_STEPS} steps (normwise error > {tol}): {bad}"
+    assert sorted(buffers) == sorted(want_buffers), f"{name}: buffers carried as state"
+    for n, b in want_buffers.items():
+        if b.dtype.kind in "iu":
+            assert buffers[n].tolist() == b.tolist(), f"{name}: buffer {n}"
+        else:
+            assert normwise_error(buffers[n], b) <= tol, f"{name}: buffer {n} off by {normwise_error(buffers[n], b)}"
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +134,7 @@ def test_training_matches_pytorch(exported, setup, opt_name):
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float32))
     want = eager_run(setup, theirs, masks=trainer.dropout_masks_for_step)
-    assert_matches(setup.name, losses, trainer.parameters(), want, RTOL)
+    assert_matches(setup.name, losses, trainer, want, RTOL)
 
 
 @pytest.mark.parametrize("setup", [s for s in SETUPS if s.float16], ids=lambda s: s.name)
@@ -135,7 +144,7 @@ def test_float16_training_matches_pytorch(exported, setup):
     trainer = Trainer(fused, params, ours, progress=False)
     losses = trainer.fit(ort_batches(setup, torch.float16))
     want = eager_run(setup, theirs, torch.float16, masks=trainer.dropout_masks_for_step)
-    assert_matches(setup.name, losses, trainer.parameters(), want, FLOAT16_TOLERANCE)
+    assert_matches(setup.name, losses, trainer, want, setup.float16_tolerance or FLOAT16_TOLERANCE)
 
 
 def test_docs_table_is_current():
@@ -176,6 +185,7 @@ def test_committed_fixture_is_current(exported, setup):
         for got, want in zip(arrays, inputs + targets):
             np.testing.assert_array_equal(got, to_numpy(want))
     assert fx.cann_refused == setup.cann_refused
+    assert fx.adam_eps == setup.adam_eps
 
 
 def test_float16_adam_with_an_eps_that_rounds_to_zero_is_refused(exported):
