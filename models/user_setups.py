@@ -34,8 +34,6 @@ class Setup:
     batch: Callable[[int], tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]]
     loss: Callable
     loss_name: str = "F.cross_entropy"
-    # False where PyTorch eager cannot train the module in float16 on the CPU
-    float16: bool = True
     # why the CANN EP cannot run the setup's training step yet ("": it runs, nodes it lacks on the
     # CPU EP); tests/cann/test_user_setups_on_cann.py checks that placement refuses it with this
     cann_refused: str = ""
@@ -250,9 +248,9 @@ SETUPS: tuple[Setup, ...] = (
                                         nn.ELU(), nn.Flatten(), nn.Linear(8 * 36, N_CLASSES))),
           _batches((BATCH, 4, 6, 6)), F.cross_entropy),
     Setup("gru", "nn.GRU over a sequence, ELU, linear classifier", ("nn.GRU", "nn.ELU", "nn.Linear"),
-          _seeded(lambda: RecurrentHead("gru")), _batches((BATCH, 5, 6)), F.cross_entropy, float16=False),
+          _seeded(lambda: RecurrentHead("gru")), _batches((BATCH, 5, 6)), F.cross_entropy),
     Setup("lstm", "nn.LSTM over a sequence, ELU, linear classifier", ("nn.LSTM", "nn.ELU", "nn.Linear"),
-          _seeded(lambda: RecurrentHead("lstm")), _batches((BATCH, 5, 6)), F.cross_entropy, float16=False),
+          _seeded(lambda: RecurrentHead("lstm")), _batches((BATCH, 5, 6)), F.cross_entropy),
     Setup("grucell_unrolled", "nn.GRUCell stepped in Python over the sequence", ("nn.GRUCell", "F.elu", "nn.Linear"),
           _seeded(GRUCellUnrolled), _batches((BATCH, 4, 6)), F.cross_entropy),
     Setup("embedding_mlp", "nn.Embedding, flattened, ELU MLP", ("nn.Embedding", "nn.ELU", "nn.Linear"),
@@ -278,12 +276,12 @@ MARKDOWN_END = "<!-- user-setups: end -->"
 def markdown() -> str:
     """docs/bring-your-own-model.md's table of the tested setups, between its markers."""
     rows = [MARKDOWN_BEGIN,
-            "| setup | what | modules and functions | loss | float16 | CANN EP |",
-            "|---|---|---|---|---|---|"]
+            "| setup | what | modules and functions | loss | CANN EP |",
+            "|---|---|---|---|---|"]
     for s in SETUPS:
         cann = "refused: 1-D Conv (EP defect)" if s.cann_refused else "runs"
         rows.append(f"| `{s.name}` | {s.summary} | {', '.join(f'`{m}`' for m in s.modules)} | `{s.loss_name}` "
-                    f"| {'yes' if s.float16 else 'no (PyTorch CPU)'} | {cann} |")
+                    f"| {cann} |")
     rows.append(MARKDOWN_END)
     return "\n".join(rows) + "\n"
 
