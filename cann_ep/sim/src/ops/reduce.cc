@@ -137,8 +137,7 @@ static aclError k_reduce(const OpCall& c, Run* run, const char* op, bool mean) {
   if (known || c.in[1].numel == 0) {  // const (or empty) axes: everything is checked now
     std::string bad = plan_reduce(x.dims, axes, keep_dims, noop_empty, &plan);
     if (!bad.empty())
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (axes) %s: %s", op, shape_str(axes).c_str(),
-                  bad.c_str());
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (axes) %s: %s", op, shape_str(axes).c_str(), bad.c_str());
     if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", plan.out_dims,
                                           keep_dims ? "x reduced over axes, keep_dims=true" : "x reduced over axes"))
       return rc;
