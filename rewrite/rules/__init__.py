@@ -11,30 +11,32 @@ Sites may share the nodes they read (two ELUs of one tensor share one comparison
 each fused op only replaces its site's outputs, and the nodes nothing reads any more are removed.
 """
 
-from ort_ops.rewrite.rules import (
-    foreign_elu_grad,
-    leaky_relu_backward,
-    max_pool_backward,
-    min_add_mul,
-    mul_where_factor,
-    softmax_cross_entropy,
-    where_input_exp,
-    where_output_add,
-)
+import importlib
+
 from ort_ops.rewrite.rules.rule import Rule, Site
 
-RULES: tuple[Rule, ...] = (
-    foreign_elu_grad.RULE,
-    where_input_exp.RULE,
-    where_output_add.RULE,
-    mul_where_factor.RULE,
-    min_add_mul.RULE,
+# The rule order: module names in rewrite/rules/, each exporting ``RULE``. A new rule is one name
+# here (tests/rewrite/test_rule_order.py checks that every module with a RULE is listed once).
+ELU_RULE_MODULES = (
+    "foreign_elu_grad",
+    "where_input_exp",
+    "where_output_add",
+    "mul_where_factor",
+    "min_add_mul",
+)
+TRAINING_RULE_MODULES = (
+    "softmax_cross_entropy",
+    "max_pool_backward",
+    "leaky_relu_backward",
 )
 
-TRAINING_RULES: tuple[Rule, ...] = RULES + (
-    softmax_cross_entropy.RULE,
-    max_pool_backward.RULE,
-    leaky_relu_backward.RULE,
-)
 
-__all__ = ["RULES", "Rule", "Site", "TRAINING_RULES"]
+def _rules(modules: tuple[str, ...]) -> tuple[Rule, ...]:
+    return tuple(importlib.import_module(f"{__name__}.{module}").RULE for module in modules)
+
+
+RULES: tuple[Rule, ...] = _rules(ELU_RULE_MODULES)
+
+TRAINING_RULES: tuple[Rule, ...] = RULES + _rules(TRAINING_RULE_MODULES)
+
+__all__ = ["ELU_RULE_MODULES", "RULES", "Rule", "Site", "TRAINING_RULES", "TRAINING_RULE_MODULES"]

@@ -10,6 +10,7 @@ as the activations).
 from __future__ import annotations
 
 import numpy as np
+import onnx_graphsurgeon as gs
 
 from ort_ops.rewrite.graph_view import GraphView, is_default_domain
 from ort_ops.rewrite.rules.base import (
@@ -20,13 +21,16 @@ from ort_ops.rewrite.rules.base import (
     dtype_of_site,
     elu_alpha,
     elu_for_input,
+    elu_grad_nodes,
     elu_of,
     extra_factors,
     finish,
+    read_select,
     resolve_wrapped,
     scalar_consts,
     wrapped_dtype,
 )
+from ort_ops.rewrite.rules.rule import Rule
 
 
 def analyze(view: GraphView, site: EluSite, sel: Select, kind: str, grads_tensor, *,
@@ -184,3 +188,23 @@ def _same_values(view: GraphView, a, b) -> bool:
         return False
     sa, sb = view.shape(a), view.shape(b)
     return sa is not None and sa == sb
+
+
+def where_rule(name: str, *, kind: str, negative_ops: tuple[str, ...], needed, doc: str) -> Rule:
+    """The rule ``name`` on ``Where(cmp(T, 0), a, b)`` whose negative side has a factor produced by
+    one of ``negative_ops``, analysed as the ELU backward of ``kind`` ("input": it reads X;
+    "output": it reads Y) and replaced by ``EluGrad``; ``needed``: the op types the graph must have."""
+
+    def pattern(view: GraphView, where: gs.Node) -> EluSite | None:
+        sel = read_select(view, where)
+        if sel is None or not any(view.producer_op(t, *negative_ops) for t in sel.factors(view, "negative").leaves):
+            return None
+        site = EluSite(name, root=where, nodes=[where, *sel.nodes])
+        site.caps["select"] = sel
+        return site
+
+    def check(view: GraphView, site: EluSite) -> str | None:
+        sel = site.caps["select"]
+        return analyze(view, site, sel, kind, sel.positive)
+
+    return Rule(name, "Where", pattern, check, elu_grad_nodes, needed, doc)

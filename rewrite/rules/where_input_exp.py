@@ -15,34 +15,11 @@ negated test also at NaN X. Fused by default with these notes; never with ``stri
 
 from __future__ import annotations
 
-import onnx_graphsurgeon as gs
-
-from ort_ops.rewrite.graph_view import GraphView
-from ort_ops.rewrite.rules.base import COMPARISON_OPS, EluSite, elu_grad_nodes, read_select
-from ort_ops.rewrite.rules.elu_select import analyze
-from ort_ops.rewrite.rules.rule import Rule, needs
+from ort_ops.rewrite.rules.base import COMPARISON_OPS
+from ort_ops.rewrite.rules.elu_select import where_rule
+from ort_ops.rewrite.rules.rule import needs
 
 NAME = "where_input_exp"
 
-
-def pattern(view: GraphView, where: gs.Node) -> EluSite | None:
-    """``Where(cmp(T, 0), a, b)`` with a Mul/Neg tree holding an Exp on one side."""
-    sel = read_select(view, where)
-    if sel is None or not any(view.producer_op(t, "Exp") for t in sel.factors(view, "negative").leaves):
-        return None
-    site = EluSite(NAME, root=where, nodes=[where, *sel.nodes])
-    site.caps["select"] = sel
-    return site
-
-
-def check(view: GraphView, site: EluSite) -> str | None:
-    sel = site.caps["select"]
-    return analyze(view, site, sel, "input", sel.positive)
-
-
-def replacement(view: GraphView, site: EluSite, name: str) -> list:
-    return elu_grad_nodes(view, site, name)
-
-
-RULE = Rule(NAME, "Where", pattern, check, replacement,
-            needs(COMPARISON_OPS, "Exp", ("Elu", "Celu")), __doc__.splitlines()[0])
+RULE = where_rule(NAME, kind="input", negative_ops=("Exp",), needed=needs(COMPARISON_OPS, "Exp", ("Elu", "Celu")),
+                  doc=__doc__.splitlines()[0])

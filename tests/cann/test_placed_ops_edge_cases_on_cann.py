@@ -167,6 +167,19 @@ def test_reduce_sum_empty_axes_noop_on_an_empty_tensor():
     assert_bits_equal(got, x)
 
 
+def test_reduce_mean_over_an_empty_axis_fails_naming_the_node():
+    # ONNX gives NaN (0 / 0); the placed kernel refuses it rather than launch CANN's ReduceMean on
+    # an empty tensor (CANN rejects those; its result there is not specified).
+    x = np.zeros((2, 0, 3), np.float32)
+    inputs = [x, np.array([1], np.int64)]
+    model = one_node("ReduceMean", inputs, {"keepdims": 0}, consts=[1], name="mean")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"ReduceMean node 'mean' on CANN: data of shape \[2, 0, 3\] has no element "
+                                        r"to average over axes of output shape \[2, 3\]"):
+        session.run(None, feeds_of(inputs, consts=[1]))
+
+
 @functools.lru_cache(maxsize=1)
 def onnx_node_cases():
     """ONNX's node test cases (model + data) whose graph has a ReduceSum or a Gemm."""

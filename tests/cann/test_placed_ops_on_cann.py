@@ -49,11 +49,12 @@ def boolean(*shape):
 
 class Case:
     """``op(inputs, **attrs)``; ``consts``: inputs given as initializers (shapes, axes);
-    ``exact``: bit-exact against the CPU EP, else within the tolerance table."""
+    ``exact``: bit-exact against the CPU EP, else within the tolerance table; ``opset``: the
+    model's ai.onnx opset."""
 
-    def __init__(self, id, op, inputs, attrs=None, consts=(), exact=True, outputs=1):
+    def __init__(self, id, op, inputs, attrs=None, consts=(), exact=True, outputs=1, opset=OPSET):
         self.id, self.op, self.inputs, self.attrs = id, op, inputs, attrs or {}
-        self.consts, self.exact, self.n_out = set(consts), exact, outputs
+        self.consts, self.exact, self.n_out, self.opset = set(consts), exact, outputs, opset
 
     def model(self):
         names, graph_inputs, inits = [], [], []
@@ -72,7 +73,7 @@ class Case:
         node = helper.make_node(self.op, names, outs, name="node", **self.attrs)
         graph = helper.make_graph([node], self.id, graph_inputs,
                                   [helper.make_empty_tensor_value_info(o) for o in outs], inits)
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
         m.ir_version = IR_VERSION
         return m
 
@@ -120,6 +121,22 @@ CASES = [
     Case("reduce_sum_noop", "ReduceSum", [f32(4, 6), np.zeros(0, np.int64)], {"noop_with_empty_axes": 1},
          consts=[1]),
     Case("reduce_sum_int64", "ReduceSum", [i64(4, 6), np.array([0], np.int64)], {"keepdims": 0}, consts=[1]),
+    Case("reduce_mean_axis", "ReduceMean", [f32(4, 6, 3), np.array([1], np.int64)], {"keepdims": 0}, consts=[1],
+         exact=False),
+    Case("reduce_mean_two_axes_neg", "ReduceMean", [f32(2, 5, 3, 4), np.array([-1, 1], np.int64)], consts=[1],
+         exact=False),
+    Case("reduce_mean_all", "ReduceMean", [f32(4, 6), np.zeros(0, np.int64)], {"keepdims": 0}, consts=[1],
+         exact=False),
+    Case("reduce_mean_absent_axes", "ReduceMean", [f32(3, 7)], exact=False),
+    Case("reduce_mean_noop", "ReduceMean", [f32(4, 6), np.zeros(0, np.int64)], {"noop_with_empty_axes": 1},
+         consts=[1]),
+    Case("reduce_mean_f16", "ReduceMean", [f32(8, 33).astype(np.float16), np.array([1], np.int64)], consts=[1],
+         exact=False),
+    Case("reduce_mean_opset13_attr", "ReduceMean", [f32(4, 6, 5)], {"axes": [0, 2], "keepdims": 0}, exact=False,
+         opset=13),
+    Case("reduce_mean_opset13_all", "ReduceMean", [f32(4, 6)], exact=False, opset=13),
+    Case("reduce_mean_opset17_f16", "ReduceMean", [f32(6, 10).astype(np.float16)], {"axes": [-1]}, exact=False,
+         opset=17),
     Case("log_softmax", "LogSoftmax", [f32(4, 10)], {"axis": 1}, exact=False),
     Case("log_softmax_axis0", "LogSoftmax", [f32(4, 10)], {"axis": 0}, exact=False),
     Case("transpose_2d", "Transpose", [f32(3, 5)], {"perm": [1, 0]}),

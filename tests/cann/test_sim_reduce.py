@@ -8,6 +8,10 @@ Numerics the simulator documents (CANN does not pin the order): each output elem
 inputs in row-major order starting from the first one (so a sum of -0.0 stays -0.0 and an empty
 reduction is +0), float32 accumulation for float32/float16/bfloat16 with one rounding at the
 end, float64 for float64, integers wrap.
+
+ReduceMean (hicann/ops-math@60ac0cca math/reduce_mean/op_graph/reduce_mean_proto.h, same inputs,
+attributes and shape rules): that sum, in the accumulator, divided by the number of reduced
+elements and rounded once; float types only in the simulator.
 """
 
 import ml_dtypes
@@ -149,3 +153,49 @@ def test_errors(tmp_path):
     assert "input 1 (axes) has shape [1,1], expected 1-D" in msgs[3]
     assert "output 0 (y) has shape [2,1], expected [2] (x reduced over axes)" in msgs[4]
     assert "expected 2 input(s), got 1" in msgs[7]
+
+
+def reduce_mean_ref(x: np.ndarray, axes, keep_dims: bool, noop_empty: bool) -> np.ndarray:
+    """reduce_sum_ref's sum before its rounding, divided by the count in the accumulator type."""
+    if len(axes) == 0 and noop_empty:
+        return x.copy()
+    acc_t = np.float64 if x.dtype == np.float64 else np.float32
+    total = reduce_sum_ref(x.astype(acc_t), axes, keep_dims, noop_empty)
+    reduced = {a % x.ndim for a in axes} if len(axes) else set(range(x.ndim))
+    count = acc_t(np.prod([x.shape[d] for d in reduced]))
+    with np.errstate(all="ignore"):
+        return (total / count).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.float64],
+                         ids=["float32", "float16", "bfloat16", "float64"])
+def test_reduce_mean_axes_and_keep_dims(tmp_path, dtype):
+    rng = np.random.default_rng(18)
+    x = sample(rng, (3, 4, 5), dtype)
+    cases, refs = [], []
+    for i, (axes, keep) in enumerate(AXES):
+        a = np.array(axes, np.int32 if i % 2 else np.int64)
+        ref = reduce_mean_ref(x, axes, keep, True)
+        attrs = {"keep_dims": keep} if keep else None
+        cases.append(("ReduceMean", [x, const(a) if i % 3 else a], [(acl_dtype(dtype), list(ref.shape))], attrs))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_reduce_mean_empty_axes_empty_tensors_and_errors(tmp_path):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    no_axes = const(np.zeros(0, np.int64))
+    results = run_ops(tmp_path, [
+        ("ReduceMean", [x, no_axes], [(ACL_FLOAT, [2, 3])], None),  # noop_with_empty_axes (default)
+        ("ReduceMean", [x, no_axes], [(ACL_FLOAT, [])], {"noop_with_empty_axes": False}),  # every axis
+        ("ReduceMean", [np.zeros((0, 3), np.float32), const(np.array([0], np.int32))], [(ACL_FLOAT, [3])], None),
+        ("ReduceMean", [x.astype(np.int32), const(np.array([1], np.int32))], [(acl_dtype(np.int32), [2])], None),
+        ("ReduceMean", [x, const(np.array([2], np.int32))], [(ACL_FLOAT, [2])], None),
+    ])
+    assert [r[0] for r in results] == [0, 0, 0, ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_INPUT_NOT_MATCH]
+    assert_bits_equal(results[0][2][0], x)
+    assert results[1][2][0].tolist() == 2.5  # 15 / 6
+    assert np.isnan(results[2][2][0]).tolist() == [True] * 3  # 0 / 0
+    assert "ReduceMean: input 1 (axes) [2]: axis 2 is out of range [-2, 1]" in results[4][1]

@@ -108,6 +108,9 @@ bool dtype_listed(aclDataType t, std::initializer_list<aclDataType> listed);
 // An op x (input 0), ... -> y: `n_in` inputs and one output, x's dtype one of `allowed` (as
 // expect_dtype_in), y's x's.
 aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed);
+// Two inputs and one output of one dtype (one of `allowed`) and one shape, named in errors by
+// `names` (e.g. {"input 0 (grads)", "input 1 (activations)", "output 0 (y)"}).
+aclError expect_same_binary(const OpCall& c, const char* const (&names)[3], std::initializer_list<aclDataType> allowed);
 // ACL_ERROR_OP_INPUT_NOT_MATCH: a pooling op's input 0 (x) leaves no window for its kernel and strides.
 aclError no_output_window(const OpCall& c, const OpTensor& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                           const std::string& mode);

@@ -86,6 +86,17 @@ aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDa
   return expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0]);
 }
 
+aclError expect_same_binary(const OpCall& c, const char* const (&names)[3],
+                            std::initializer_list<aclDataType> allowed) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &a = c.in[0], &b = c.in[1], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, names[0], a, allowed)) return rc;
+  if (aclError rc = expect_same_dtype(c, names[1], b, names[0], a)) return rc;
+  if (aclError rc = expect_same_dtype(c, names[2], y, names[0], a)) return rc;
+  if (aclError rc = expect_same_shape(c, names[1], b, names[0], a)) return rc;
+  return expect_same_shape(c, names[2], y, names[0], a);
+}
+
 aclError no_output_window(const OpCall& c, const OpTensor& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                           const std::string& mode) {
   return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,

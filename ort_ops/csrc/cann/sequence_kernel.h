@@ -26,6 +26,7 @@
 #include "cann/cann_run.h"
 #include "cann/stream_scratch.h"
 #include "common/ort_api.h"
+#include "common/tensor_io.h"
 
 namespace ortops::cann {
 
@@ -101,6 +102,11 @@ class Float32Io {
   size_t Output(ScratchLayout* layout, void* data, std::vector<int64_t> dims) {
     return Declare(&outputs_, layout, data, std::move(dims));
   }
+  // The inputs (In(0), In(1), ...) and the output (Out(0)) of an elementwise op, of io's shape.
+  void Elementwise(ScratchLayout* layout, const ElementwiseIo& io) {
+    for (const void* input : io.inputs) Input(layout, input, io.shape);
+    Output(layout, io.output, io.shape);
+  }
   // After run.Lease: enqueues the casts of the inputs to float32.
   OrtStatusPtr CastInputs(const SequenceRun& run) {
     run_ = &run;
@@ -136,5 +142,29 @@ class Float32Io {
   std::vector<Tensor> inputs_, outputs_;
   const SequenceRun* run_ = nullptr;
 };
+
+// The ComputeV2 of a CANN kernel of op `op`: `prepare(&io)` reads the inputs into an `Io` (with a
+// `count` of elements); nothing for an empty tensor (CANN rejects empty tensors; the outputs are
+// empty anyway), else `kernel.Run(context, io, run)` on a begun SequenceRun.
+template <typename Io, typename K, typename Prepare>
+OrtStatusPtr RunSequence(const K& kernel, OrtKernelContext* context, const char* op, const Prepare& prepare) {
+  struct Begun {
+    const K& kernel;
+    const char* op;
+    OrtStatusPtr Run(OrtKernelContext* c, const Io& io) const {
+      SequenceRun run;
+      ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(c, op, &run));
+      return kernel.Run(c, io, run);
+    }
+  };
+  return RunPrepared<Io>(Begun{kernel, op}, context, prepare);
+}
+
+// RunSequence of elementwise op Decl on element type T (its inputs of one shape).
+template <typename Decl, typename T, typename K>
+OrtStatusPtr RunElementwise(const K& kernel, OrtKernelContext* context) {
+  return RunSequence<ElementwiseIo>(kernel, context, Decl::kName,
+                                    [context](ElementwiseIo* io) { return PrepareDeclared<Decl, T>(context, io); });
+}
 
 }  // namespace ortops::cann

@@ -82,6 +82,19 @@ class DeclaredOp : public Ort::CustomOpBase<DeclaredOp, Kernel, /*WithStatus=*/t
   KernelFactory factory_;
 };
 
+// The base of a kernel whose op checks its declared attributes into its own `A` at creation
+// (`Read`: the op header's ReadAttributes); ComputeV2 reads `attributes_`.
+template <typename A, OrtStatusPtr (*Read)(const OrtKernelInfo*, A*)>
+class CheckedAttributesKernel : public Kernel {
+ public:
+  CheckedAttributesKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
+    *status = Read(info, &attributes_);
+  }
+
+ protected:
+  A attributes_;
+};
+
 // A factory for kernels constructed from (info, op) that report errors through `*status`.
 template <typename K>
 OrtStatusPtr MakeKernel(const OrtKernelInfo* info, const DeclaredOp& op, Kernel** kernel) {
@@ -95,13 +108,26 @@ OrtStatusPtr MakeKernel(const OrtKernelInfo* info, const DeclaredOp& op, Kernel*
   return nullptr;
 }
 
+// Whether kernel class K has `OrtStatusPtr Init()` (its checks at creation).
+template <typename K, typename = void>
+struct HasInit : std::false_type {};
+template <typename K>
+struct HasInit<K, std::void_t<decltype(std::declval<K&>().Init())>> : std::true_type {};
+
 // A kernel class constructed from the op's declared attributes (`Decl::Attributes`, read and
-// checked by `Decl::ReadAttributes`) with `OrtStatusPtr Init()` and a non-virtual ComputeV2.
+// checked by `Decl::ReadAttributes`), optionally with `OrtStatusPtr Init()`, and a non-virtual
+// ComputeV2.
 template <typename Decl, typename K>
 class AttributeKernel : public Kernel {
  public:
   explicit AttributeKernel(const typename Decl::Attributes& attributes) : kernel_(attributes) {}
-  OrtStatusPtr Init() { return kernel_.Init(); }
+  OrtStatusPtr Init() {
+    if constexpr (HasInit<K>::value) {
+      return kernel_.Init();
+    } else {
+      return nullptr;
+    }
+  }
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override { return kernel_.ComputeV2(context); }
 
  private:

@@ -72,4 +72,12 @@ OrtStatusPtr MapElementwise(OrtKernelContext* context, const ElementwiseIo& io, 
   });
 }
 
+// MapElementwise over the inputs of declared op Decl: the whole ComputeV2 of a plain kernel.
+template <typename Decl, typename T, typename Fn>
+OrtStatusPtr MapDeclared(OrtKernelContext* context, Fn fn) {
+  ElementwiseIo io;
+  ORTOPS_RETURN_IF_ERROR((PrepareDeclared<Decl, T>(context, &io)));
+  return MapElementwise<T>(context, io, fn);
+}
+
 }  // namespace ortops

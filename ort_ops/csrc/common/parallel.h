@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "common/ort_api.h"
 
@@ -28,6 +29,10 @@ OrtStatusPtr RunInChunks(OrtKernelContext* context, size_t count, size_t paralle
   } pieces{&job, count, chunk};
   return Api().KernelContext_ParallelFor(context, &Pieces::Run, (count + chunk - 1) / chunk, 0, &pieces);
 }
+
+// ForEachItem's threshold for kernels with one plane or row per item (MaxPoolGrad, the loss):
+// below this many elements the work stays on the calling thread.
+constexpr int64_t kItemParallelMinElements = int64_t{1} << 15;
 
 // Calls item(i) for every i in [0, items): one i per work piece on the intra-op pool when
 // `parallel` (worth it when the work is large and has more than one item), else in order on the

@@ -25,6 +25,22 @@ struct ElementwiseIo {
 OrtStatusPtr PrepareElementwise(OrtKernelContext* context, const char* op, const std::vector<const char*>& names,
                                 ONNXTensorElementDataType type, ElementwiseIo* io);
 
+// PrepareElementwise of the inputs of declared op Decl (its name and input names) of element type T.
+template <typename Decl, typename T>
+OrtStatusPtr PrepareDeclared(OrtKernelContext* context, ElementwiseIo* io) {
+  return PrepareElementwise(context, Decl::kName, Decl::InputNames(), T::kOnnxType, io);
+}
+
+// The ComputeV2 of a kernel whose inputs `prepare(&io)` reads into an `Io` (with a `count` of
+// elements): nothing more for an empty tensor, else `kernel.Run(context, io)`.
+template <typename Io, typename K, typename Prepare>
+OrtStatusPtr RunPrepared(const K& kernel, OrtKernelContext* context, const Prepare& prepare) {
+  Io io;
+  ORTOPS_RETURN_IF_ERROR(prepare(&io));
+  if (io.count == 0) return nullptr;
+  return kernel.Run(context, io);
+}
+
 // The float attribute `name`, `fallback` when absent; an error naming the op if it has another type.
 OrtStatusPtr ReadFloatAttribute(const OrtKernelInfo* info, const char* op, const char* name, float fallback,
                                 float* value);

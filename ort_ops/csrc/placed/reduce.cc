@@ -1,17 +1,21 @@
-// ReduceSum (opset 13+ form: axes as an optional host input) placed on CANN: CANN ReduceSum with
-// the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy; a
-// reduction over an empty axis (x has no elements, the output has some): zeros.
+// ReduceSum (opset 13+ form: axes as an optional host input) and ReduceMean (axes as an attribute
+// before opset 18, as an optional host input from 18) placed on CANN: the CANN op of the same name
+// with the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy; a
+// reduction over an empty axis (x has no elements, the output has some): zeros for ReduceSum (the
+// empty sum); ReduceMean refuses it (CANN's ReduceMean is not specified there, ONNX gives NaN).
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::reduce {
 namespace {
 
-class ReduceSumKernel : public PlacedKernel {
+// The ONNX op of the kernel's name on the CANN op of the same name: axes from input 1 when
+// present, else from the `axes` attribute (ReduceMean before opset 18), else none.
+class ReduceKernel : public PlacedKernel {
  public:
-  ReduceSumKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {
+  ReduceKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     if ((*status = ReadIntAttribute(info, name(), "keepdims", 1, &keepdims_)) != nullptr) return;
+    if ((*status = ReadIntsAttribute(info, name(), "axes", {}, &attribute_axes_)) != nullptr) return;
     *status = ReadIntAttribute(info, name(), "noop_with_empty_axes", 0, &noop_);
   }
 
@@ -19,7 +23,7 @@ class ReduceSumKernel : public PlacedKernel {
     TensorView x, axes_view;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
     ORTOPS_RETURN_IF_ERROR(GetInput(context, 1, &axes_view));
-    std::vector<int64_t> axes;
+    std::vector<int64_t> axes = attribute_axes_;
     if (axes_view.present) ORTOPS_RETURN_IF_ERROR(Ints(axes_view, "axes", &axes));
     const size_t rank = x.shape.size();
     std::vector<bool> reduce(rank, false);
@@ -46,10 +50,15 @@ class ReduceSumKernel : public PlacedKernel {
     if (out == nullptr) return nullptr;  // empty: nothing to launch
     const size_t count = ElementCount(shape);
     if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
-    // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
-    if (x.count == 0) return run.ZeroOnDevice(out, count * ElementSize(x.type));
+    const bool sum = std::string(name()) == "ReduceSum";
+    if (x.count == 0) {
+      // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
+      if (sum) return run.ZeroOnDevice(out, count * ElementSize(x.type));
+      return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
+                  ShapeText(shape) + " (expected a non-empty reduction)");
+    }
     const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, "ReduceSum")
+    return AclOp(*run.acl, name())
         .Input(x.data, Bytes(x), type, x.shape)
         .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
                     {static_cast<int64_t>(normalized.size())})
@@ -61,13 +70,17 @@ class ReduceSumKernel : public PlacedKernel {
 
  private:
   int64_t keepdims_ = 1, noop_ = 0;
+  std::vector<int64_t> attribute_axes_;
 };
 
 }  // namespace
 
 void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
-    list.Add("ReduceSum", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceSumKernel>);
+    list.Add("ReduceSum", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
+    list.Add("ReduceMean", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
   }
 }
 

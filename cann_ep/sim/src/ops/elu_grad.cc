@@ -81,13 +81,9 @@ aclError k_elu_grad(const OpCall& c, Run* run) {
 }
 
 aclError k_elu_grad_v2(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 2, 1)) return rc;
-  const OpTensor &g = c.in[0], &a = c.in[1], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (grads)", g, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "input 1 (activations)", a, "input 0 (grads)", g)) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (grads)", g)) return rc;
-  if (aclError rc = expect_same_shape(c, "input 1 (activations)", a, "input 0 (grads)", g)) return rc;
-  if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (grads)", g)) return rc;
+  if (aclError rc = expect_same_binary(c, {"input 0 (grads)", "input 1 (activations)", "output 0 (y)"},
+                                       {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}))
+    return rc;
   const float alpha = c.attr_float("alpha", 1.0f), scale = c.attr_float("scale", 1.0f),
               input_scale = c.attr_float("input_scale", 1.0f);
   const bool is_result = c.attr_int("is_result", 0) != 0;
@@ -96,23 +92,11 @@ aclError k_elu_grad_v2(const OpCall& c, Run* run) {
                 "EluGradV2: attribute alpha is %g, but with is_result=true it must be >= 0",
                 static_cast<double>(alpha));
   const float negcoef = fmul(alpha, scale);
-  switch (g.dtype) {
-    case ACL_FLOAT:
-      *run = [c, negcoef, scale, input_scale, is_result] {
-        elu_grad_v2<F32>(c, negcoef, scale, input_scale, is_result);
-      };
-      break;
-    case ACL_FLOAT16:
-      *run = [c, negcoef, scale, input_scale, is_result] {
-        elu_grad_v2<F16>(c, negcoef, scale, input_scale, is_result);
-      };
-      break;
-    default:
-      *run = [c, negcoef, scale, input_scale, is_result] {
-        elu_grad_v2<BF16>(c, negcoef, scale, input_scale, is_result);
-      };
-      break;
-  }
+  visit_listed<F32, F16, BF16>(c.in[0].dtype, [&](auto t) {
+    *run = [c, negcoef, scale, input_scale, is_result] {
+      elu_grad_v2<decltype(t)>(c, negcoef, scale, input_scale, is_result);
+    };
+  });
   return ACL_SUCCESS;
 }
 

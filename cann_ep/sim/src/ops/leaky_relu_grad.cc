@@ -22,19 +22,12 @@ void leaky_relu_grad(const OpCall& c, float slope) {
 }  // namespace
 
 aclError k_leaky_relu_grad(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 2, 1)) return rc;
-  const OpTensor &g = c.in[0], &f = c.in[1], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (gradients)", g, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "input 1 (features)", f, "input 0 (gradients)", g)) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (backprops)", y, "input 0 (gradients)", g)) return rc;
-  if (aclError rc = expect_same_shape(c, "input 1 (features)", f, "input 0 (gradients)", g)) return rc;
-  if (aclError rc = expect_same_shape(c, "output 0 (backprops)", y, "input 0 (gradients)", g)) return rc;
+  if (aclError rc = expect_same_binary(c, {"input 0 (gradients)", "input 1 (features)", "output 0 (backprops)"},
+                                       {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}))
+    return rc;
   const float slope = c.attr_float("negative_slope", 0.0f);
-  switch (g.dtype) {
-    case ACL_FLOAT: *run = [c, slope] { leaky_relu_grad<F32>(c, slope); }; break;
-    case ACL_FLOAT16: *run = [c, slope] { leaky_relu_grad<F16>(c, slope); }; break;
-    default: *run = [c, slope] { leaky_relu_grad<BF16>(c, slope); }; break;
-  }
+  visit_listed<F32, F16, BF16>(c.in[0].dtype,
+                               [&](auto t) { *run = [c, slope] { leaky_relu_grad<decltype(t)>(c, slope); }; });
   return ACL_SUCCESS;
 }
 

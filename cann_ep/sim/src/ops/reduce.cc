@@ -6,6 +6,11 @@
 // one: float32 accumulation for float32/float16/bfloat16 (one rounding at the end), float64 for
 // float64, integers wrap. Axes given in device memory are read when the op runs; a bad value then
 // is a device fault.
+// ReduceMean(x, axes; keep_dims = false, noop_with_empty_axes = true) -> y: the same inputs,
+// attributes and shape rules (hicann/ops-math@60ac0cca math/reduce_mean/op_graph/reduce_mean_proto.h:
+// REG_OP(ReduceMean)); each output is that sum divided by the number of reduced elements, in the
+// accumulator type, rounded once (a reduction over no element gives 0/0, NaN). Float types only
+// here (the spec also lists integer and complex ones, which nothing launches).
 #include <cstring>
 #include <type_traits>
 
@@ -64,7 +69,7 @@ struct AccOf<C, false> {
 };
 
 template <typename T>
-void reduce_sum(const OpCall& c, const ReducePlan& p) {
+void reduce(const OpCall& c, const ReducePlan& p, bool mean) {
   const OpTensor &x = c.in[0], &y = c.out[0];
   if (p.identity) {
     if (x.bytes > 0 && y.data != x.data) std::memmove(y.data, x.data, x.bytes);
@@ -104,14 +109,24 @@ void reduce_sum(const OpCall& c, const ReducePlan& p) {
       idx[d] = 0;
     }
   }
+  if constexpr (std::is_floating_point<Acc>::value) {
+    if (mean) {
+      const Acc count = static_cast<Acc>(n_out == 0 ? 0 : x.numel / n_out);
+      for (Acc& a : acc) {
+        if constexpr (std::is_same<Acc, float>::value)
+          a = fdiv(a, count);
+        else
+          a = a / count;
+      }
+    }
+  }
   for (int64_t j = 0; j < n_out; ++j) store_at<T>(y.data, j, static_cast<C>(acc[j]));
 }
 
 }  // namespace
 
-aclError k_reduce_sum(const OpCall& c, Run* run) {
-  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
-    return rc;
+// ReduceSum / ReduceMean (`op`): the checks of the inputs, then the launch.
+static aclError k_reduce(const OpCall& c, Run* run, const char* op, bool mean) {
   const OpTensor& x = c.in[0];
   std::vector<int64_t> axes;
   bool known;
@@ -122,8 +137,7 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
   if (known || c.in[1].numel == 0) {  // const (or empty) axes: everything is checked now
     std::string bad = plan_reduce(x.dims, axes, keep_dims, noop_empty, &plan);
     if (!bad.empty())
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "ReduceSum: input 1 (axes) %s: %s", shape_str(axes).c_str(),
-                  bad.c_str());
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (axes) %s: %s", op, shape_str(axes).c_str(), bad.c_str());
     if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", plan.out_dims,
                                           keep_dims ? "x reduced over axes, keep_dims=true" : "x reduced over axes"))
       return rc;
@@ -131,8 +145,8 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
   visit_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!T::kBool)
-      *run = [c, plan, known, keep_dims, noop_empty] {
-        if (known || c.in[1].numel == 0) return reduce_sum<T>(c, plan);
+      *run = [c, plan, known, keep_dims, noop_empty, mean] {
+        if (known || c.in[1].numel == 0) return reduce<T>(c, plan, mean);
         std::vector<int64_t> values;  // axes in device memory: read and checked now, in stream order
         for (int64_t i = 0; i < c.in[1].numel; ++i) values.push_back(index_at(c.in[1], i));
         ReducePlan p;
@@ -140,13 +154,24 @@ aclError k_reduce_sum(const OpCall& c, Run* run) {
         if (bad.empty() && !shape_fits(p.out_dims, c.out[0].dims))
           bad = "gives y shape " + shape_str(p.out_dims) + ", but output 0 (y) is " + shape_str(c.out[0].dims);
         if (!bad.empty()) return device_fault("input 1 (axes) %s: %s", shape_str(values).c_str(), bad.c_str());
-        reduce_sum<T>(c, p);
+        reduce<T>(c, p, mean);
       };
   });
   return ACL_SUCCESS;
 }
 
+aclError k_reduce_sum(const OpCall& c, Run* run) {
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+    return rc;
+  return k_reduce(c, run, "ReduceSum", false);
+}
+
+aclError k_reduce_mean(const OpCall& c, Run* run) {
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE})) return rc;
+  return k_reduce(c, run, "ReduceMean", true);
+}
+
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum})
+ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum}, {"ReduceMean", k_reduce_mean})
 
 }  // namespace aclsim

@@ -30,11 +30,11 @@ class CannKernel : public Kernel {
   CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = Init(info); }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    Io io;
-    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, &io));
-    if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the outputs are empty anyway
-    SequenceRun run;
-    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &run));
+    return cann::RunSequence<Io>(*this, context, kName, [&](Io* io) { return PrepareIo(context, io); });
+  }
+
+  // RunSequence's step: io is not empty.
+  OrtStatusPtr Run(OrtKernelContext* context, const Io& io, SequenceRun& run) const {
     // scratch: float32 scalars | [decayed grad]
     cann::ScratchLayout layout;
     const size_t at_scalars = layout.Add(kScalars * sizeof(float));

@@ -70,19 +70,20 @@ OrtStatusPtr CheckCannScalars(const double* s, const void* given, const Attribut
                    "] (within relative 2^-21)");
 }
 
-class CpuKernel : public Kernel {
- public:
-  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = ReadAttributes(info, &a_); }
+struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
+  using CheckedAttributesKernel::CheckedAttributesKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    Io io;
-    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, &io));
-    if (io.count == 0) return nullptr;
+    return RunPrepared<Io>(*this, context, [context](Io* io) { return PrepareIo(context, io); });
+  }
+
+  // RunPrepared's step: io is not empty.
+  OrtStatusPtr Run(OrtKernelContext* context, const Io& io) const {
     double s[kScalars];
     std::memcpy(s, io.scalars.data, sizeof s);
-    if (io.cann_scalars.present) ORTOPS_RETURN_IF_ERROR(CheckCannScalars(s, io.cann_scalars.data, a_));
-    const double bc1 = 1.0 - s[1] * a_.beta1_d;
-    const double bc2 = 1.0 - s[2] * a_.beta2_d;
+    if (io.cann_scalars.present) ORTOPS_RETURN_IF_ERROR(CheckCannScalars(s, io.cann_scalars.data, attributes_));
+    const double bc1 = 1.0 - s[1] * attributes_.beta1_d;
+    const double bc2 = 1.0 - s[2] * attributes_.beta2_d;
     const Job job{io.param.data,
                   io.grad.data,
                   io.exp_avg.data,
@@ -90,18 +91,15 @@ class CpuKernel : public Kernel {
                   io.new_param,
                   io.new_exp_avg,
                   io.new_exp_avg_sq,
-                  a_.weight_decay,
-                  static_cast<float>(1.0 - a_.beta1_d),
-                  a_.beta2,
-                  static_cast<float>(1.0 - a_.beta2_d),
-                  a_.eps,
+                  attributes_.weight_decay,
+                  static_cast<float>(1.0 - attributes_.beta1_d),
+                  attributes_.beta2,
+                  static_cast<float>(1.0 - attributes_.beta2_d),
+                  attributes_.eps,
                   static_cast<float>(-(s[0] / bc1)),
                   static_cast<float>(std::sqrt(bc2))};
     return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
   }
-
- private:
-  Attributes a_;
 };
 
 }  // namespace

@@ -64,12 +64,9 @@ struct CannKernel {
     return nullptr;
   }
 
-  OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    ElementwiseIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
-    if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
-    SequenceRun run;
-    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, Def::kName, &run));
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const { return cann::RunElementwise<Def, T>(*this, context); }
+
+  OrtStatusPtr Run(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
     if (route == Route::kEluGrad) {
       const auto& shape = io.shape;
       constexpr aclDataType type = kAclType<T>;
@@ -111,21 +108,19 @@ struct CannKernel {
     ScratchLayout layout;
     const size_t at_t = layout.Add(f32_bytes), at_p = layout.Add(f32_bytes), at_mask = layout.Add(n);
     Float32Io<T> f32;
-    const size_t grads = f32.Input(&layout, io.inputs[0], shape);
-    const size_t activations = f32.Input(&layout, io.inputs[1], shape);
-    const size_t y = f32.Output(&layout, io.output, shape);
+    f32.Elementwise(&layout, io);  // In(0) grads, In(1) activations, Out(0) y
     ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
     char* t = run.Scratch(at_t);
     char* p = run.Scratch(at_p);
     char* mask = run.Scratch(at_mask);
-    const void* g32 = f32.In(grads);
-    const void* a32 = f32.In(activations);
+    const void* g32 = f32.In(0);
+    const void* a32 = f32.In(1);
     ORTOPS_RETURN_IF_ERROR(run.Launch("Add", {F32(a32, shape), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, shape)}));
     ORTOPS_RETURN_IF_ERROR(run.Launch("Mul", {F32(g32, shape), F32(t, shape)}, {F32(p, shape)}));
     ORTOPS_RETURN_IF_ERROR(run.Launch("Less", {F32(a32, shape), HostConstant(&zero, ACL_FLOAT)}, {Mask(mask, shape)}));
     ORTOPS_RETURN_IF_ERROR(
-        run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(y), shape)}));
+        run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(0), shape)}));
     return f32.CastOutputs();
   }
 };

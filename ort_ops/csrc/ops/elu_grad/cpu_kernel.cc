@@ -31,12 +31,11 @@ CpuLoop LoopFor<BFloat16>(const CpuLoops& loops) {
 template <typename T>
 struct CpuKernel {
   explicit CpuKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
-  OrtStatusPtr Init() { return nullptr; }
   float alpha;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     ElementwiseIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
+    ORTOPS_RETURN_IF_ERROR((PrepareDeclared<Def, T>(context, &io)));
     const CpuLoop loop = LoopFor<T>(SelectLoops());
     const bool streaming = io.count * sizeof(typename T::Storage) >= kStreamingMinBytes;
     const float a = alpha;

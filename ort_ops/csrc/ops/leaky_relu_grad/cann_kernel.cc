@@ -35,25 +35,19 @@ struct CannKernel {
     return cann::KernelAcl(Def::kName, {"LeakyReluGrad"}, &acl);
   }
 
-  OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    ElementwiseIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
-    if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the result is empty anyway
-    SequenceRun run;
-    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, Def::kName, &run));
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const { return cann::RunElementwise<Def, T>(*this, context); }
+
+  OrtStatusPtr Run(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
     const auto& shape = io.shape;
     ScratchLayout layout;
     Float32Io<T> f32;
-    const size_t gradients = f32.Input(&layout, io.inputs[0], shape);
-    const size_t features = f32.Input(&layout, io.inputs[1], shape);
-    const size_t backprops = f32.Output(&layout, io.output, shape);
+    f32.Elementwise(&layout, io);  // In(0) gradients, In(1) features, Out(0) backprops
     ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
-    ORTOPS_RETURN_IF_ERROR(
-        run.Op("LeakyReluGrad")
-            .Tensors({F32(f32.In(gradients), shape), F32(f32.In(features), shape)}, {F32(f32.Out(backprops), shape)})
-            .AttrFloat("negative_slope", slope)
-            .Run(run.stream));
+    ORTOPS_RETURN_IF_ERROR(run.Op("LeakyReluGrad")
+                               .Tensors({F32(f32.In(0), shape), F32(f32.In(1), shape)}, {F32(f32.Out(0), shape)})
+                               .AttrFloat("negative_slope", slope)
+                               .Run(run.stream));
     return f32.CastOutputs();
   }
 };

@@ -30,14 +30,11 @@ inline float LeakyReluGrad32(float gradients, float features, float slope) {
 template <typename T>
 struct CpuKernel {
   explicit CpuKernel(const Def::Attributes& attributes) : slope(attributes.negative_slope) {}
-  OrtStatusPtr Init() { return nullptr; }
   float slope;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    ElementwiseIo io;
-    ORTOPS_RETURN_IF_ERROR(PrepareElementwise(context, Def::kName, Def::InputNames(), T::kOnnxType, &io));
     const float s = slope;
-    return MapElementwise<T>(context, io, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
+    return MapDeclared<Def, T>(context, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
   }
 };
 

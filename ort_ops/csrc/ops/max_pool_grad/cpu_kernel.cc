@@ -10,9 +10,6 @@
 namespace ortops::max_pool_grad {
 namespace {
 
-// Tensors below this many input elements run on the calling thread.
-constexpr int64_t kParallelMinElements = int64_t{1} << 15;
-
 template <typename T>
 struct Job {
   const Attributes* a;
@@ -55,25 +52,19 @@ struct Job {
 };
 
 template <typename T>
-class CpuKernel : public Kernel {
- public:
-  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
-    *status = ReadAttributes(info, &attributes_);
-  }
+struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
+  using CheckedAttributesKernel::CheckedAttributesKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    void* dx = nullptr;  // dX: x's shape
     Run run;
     ORTOPS_RETURN_IF_ERROR(GetInputs(context, attributes_, &run));
-    void* dx = nullptr;
     ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run.x.shape, &dx));
     if (run.x.count == 0) return nullptr;
     Job<T> job{&attributes_, &run, dx};
-    const bool parallel = run.planes * run.h * run.w >= kParallelMinElements && run.planes > 1;
+    const bool parallel = run.planes * run.h * run.w >= kItemParallelMinElements && run.planes > 1;
     return ForEachItem(context, static_cast<size_t>(run.planes), parallel, [&job](size_t p) { job.Plane(p); });
   }
-
- private:
-  Attributes attributes_;
 };
 
 }  // namespace

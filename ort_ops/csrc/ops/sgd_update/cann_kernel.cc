@@ -29,11 +29,11 @@ class CannKernel : public Kernel {
   CannKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) { *status = Init(info); }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    Io io;
-    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, a_, &io));
-    if (io.count == 0) return nullptr;  // CANN rejects empty tensors; the outputs are empty anyway
-    SequenceRun run;
-    ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &run));
+    return cann::RunSequence<Io>(*this, context, kName, [&](Io* io) { return PrepareIo(context, a_, io); });
+  }
+
+  // RunSequence's step: io is not empty.
+  OrtStatusPtr Run(OrtKernelContext* context, const Io& io, SequenceRun& run) const {
     const std::vector<int64_t>& shape = io.param.shape;
     const size_t bytes = io.count * sizeof(float);
     // scratch: [decayed grad] | elementwise route: step | [buf * scalars[1] | g * scalars[2]]

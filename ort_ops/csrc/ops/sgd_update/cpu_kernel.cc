@@ -41,25 +41,21 @@ struct Job {
   }
 };
 
-class CpuKernel : public Kernel {
- public:
-  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
-    *status = ReadAttributes(info, &attributes_);
-  }
+struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
+  using CheckedAttributesKernel::CheckedAttributesKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    Io io;
-    ORTOPS_RETURN_IF_ERROR(PrepareIo(context, attributes_, &io));
-    if (io.count == 0) return nullptr;
+    return RunPrepared<Io>(*this, context, [&](Io* io) { return PrepareIo(context, attributes_, io); });
+  }
+
+  // RunPrepared's step: io is not empty.
+  OrtStatusPtr Run(OrtKernelContext* context, const Io& io) const {
     float s[kScalars];
     std::memcpy(s, io.scalars.data, sizeof s);
     const Job job{io.param.data, io.grad.data, io.buffer.data, io.new_param, io.new_buffer,
                   -s[0],         s[1],         s[2],           attributes_};
     return RunInChunks(context, io.count, kParallelMinElements, kChunkElements, job);
   }
-
- private:
-  Attributes attributes_;
 };
 
 }  // namespace

@@ -13,9 +13,6 @@
 namespace ortops::softmax_cross_entropy_loss_and_grad {
 namespace {
 
-// Inputs below this many logits run on the calling thread.
-constexpr int64_t kParallelMinElements = int64_t{1} << 15;
-
 template <typename T>
 struct Job {
   const Run* run;
@@ -55,11 +52,8 @@ struct Job {
 };
 
 template <typename T>
-class CpuKernel : public Kernel {
- public:
-  CpuKernel(const OrtKernelInfo* info, const DeclaredOp&, OrtStatusPtr* status) {
-    *status = ReadAttributes(info, &attributes_);
-  }
+struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
+  using CheckedAttributesKernel::CheckedAttributesKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Run run;
@@ -80,7 +74,7 @@ class CpuKernel : public Kernel {
     std::vector<double> rows(n, 0.0);
     Job<T> job{&run, &target, attributes_.ignore_index, weight, dlogits, &rows};
     if (run.c > 0) {
-      const bool parallel = run.n * run.c >= kParallelMinElements && n > 1;
+      const bool parallel = run.n * run.c >= kItemParallelMinElements && n > 1;
       ORTOPS_RETURN_IF_ERROR(ForEachItem(context, n, parallel, [&job](size_t r) { job.Row(r); }));
     }
     double total = 0.0;
@@ -91,9 +85,6 @@ class CpuKernel : public Kernel {
     StoreFloat<T>(loss, 0, static_cast<float>(total));
     return nullptr;
   }
-
- private:
-  Attributes attributes_;
 };
 
 }  // namespace
