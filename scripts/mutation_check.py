@@ -237,8 +237,8 @@ MUTATIONS: list[Mutation] = [
       "if False:\n                    return None", RULES, "an EluGrad before the node it reads (no toposort)"),
     m("su-export-linked", SU, "if node is None or not node.linked:", "if node is None or True:",
       RULES + ["tests/rewrite/test_rule_max_pool_backward.py"], "a changed node written as its original proto"),
-    m("su-keep-dangling", SU, "if name and name not in consumers and name not in outputs]",
-      "if False]", RULES, "nodes nothing read before the edit removed"),
+    m("su-keep-dangling", SU, "if name and name not in consumers and name not in outputs\n",
+      "if False\n", RULES, "nodes nothing read before the edit removed"),
     m("su-consumer-slots", SU, "                    at.append(i)\n", "                    pass\n", RULES,
       "a tensor's second reader not counted"),
     # -- rewrite/lower.py
