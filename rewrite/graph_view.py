@@ -116,10 +116,10 @@ class GraphView:
 
     def producer_op(self, tensor, *ops: str) -> gs.Node | None:
         """The producer of ``tensor`` if its op type (default domain) is one of ``ops``."""
-        node = self.producer(tensor)
-        if node is not None and node.op in ops and is_default_domain(node):
-            return node
-        return None
+        if tensor is None or not tensor.inputs:
+            return None
+        node = tensor.inputs[0]
+        return node if node.op in ops and node.domain in DEFAULT_DOMAINS else None
 
     def consumers(self, tensor) -> list[gs.Node]:
         """Nodes of this scope or an enclosing one that read ``tensor`` (not nested subgraphs')."""
@@ -318,8 +318,10 @@ class GraphView:
 
     def _strip(self, tensor):
         for _ in range(16):
-            node = self.producer(tensor)
-            if node is None or not is_default_domain(node):
+            if tensor is None or not tensor.inputs:
+                return tensor
+            node = tensor.inputs[0]
+            if node.domain not in DEFAULT_DOMAINS:
                 return tensor
             if node.op == "Identity":
                 tensor = node.inputs[0]

@@ -218,22 +218,23 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None) -> dict[
     touched: dict[int, gs.Tensor] = {}
     dead: dict[int, object] = {}
     stack = list(seeds)
+    pop, push, left_of = stack.pop, stack.extend, readers.get
     while stack:
-        node = stack.pop()
+        node = pop()
         if id(node) in dead:
             continue
         for t in node.outputs:
-            left = readers.get(id(t))
+            left = left_of(id(t))
             if (left if left is not None else len(t.outputs)) or t.name in outputs:
                 break  # read by a live node, or a graph output
         else:
             dead[id(node)] = node
             for tensor in node.inputs:
                 key = id(tensor)
-                left = readers.get(key)
+                left = left_of(key)
                 readers[key] = (left if left is not None else len(tensor.outputs)) - 1
                 touched[key] = tensor
-                stack.extend(tensor.inputs)
+                push(tensor.inputs)
     if not dead:
         return dead
     for key, tensor in touched.items():
@@ -460,6 +461,7 @@ def _synchronized(parent, field_name: str, items: list) -> list:
 
 
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+_VARIABLE_NEW = gs.Variable.__new__
 
 
 class ProtoGraph:
@@ -483,21 +485,27 @@ class ProtoGraph:
         self.names: set[str] = set()
         self.single = not model.functions
         producers, consumers, op_of, names = self.producers, self.consumers, self.op_of, self.names
+        get_consumers, get_producer, add_op = consumers.get, producers.get, op_of.append
+        single = self.single
         for i, node in enumerate(protos):
-            op_of.append(node.op_type)
-            if node.name:
-                names.add(node.name)
+            add_op(node.op_type)
+            name = node.name
+            if name:
+                names.add(name)
             for name in node.input:
-                at = consumers.get(name)
+                at = get_consumers(name)
                 if at is None:
                     consumers[name] = [i]
                 else:
                     at.append(i)
             for name in node.output:
-                at = producers.get(name)
+                at = get_producer(name)
                 producers[name] = i if at is None else (at if isinstance(at, list) else [at]) + [i]
-            if node.attribute and self.single:
-                self.single = not any(a.type in _GRAPH_ATTRS for a in node.attribute)
+            if single:
+                attributes = node.attribute
+                if attributes:
+                    single = not any(a.type in _GRAPH_ATTRS for a in attributes)
+        self.single = single
         self._nodes: list[ProtoNode | None] = [None] * len(protos)
         self._tensors: dict[str, gs.Tensor] = {}
         self._index_infos()
@@ -530,30 +538,49 @@ class ProtoGraph:
         consumers."""
         tensor = self._tensors.get(name)
         if tensor is None:
-            at = self.producers.get(name)
-            writers = [] if at is None else [self.node(i) for i in (at if isinstance(at, list) else (at,))]
-            readers = self.consumers.get(name)
-            readers = [self.node(i) for i in readers] if readers else []
-            # a tensor's producer / consumer lists are plain lists here: every edit changes them
-            # through a node's synchronised list or with list methods (and a plain list makes no
-            # tensor <-> list reference cycle for the collector to find)
-            if name in self._infos:
-                tensor = self._import_tensor(name)
-                tensor.__dict__.update(inputs=writers, outputs=readers)
-            else:  # what Variable(name) is, without its __init__'s synchronised assignments
-                tensor = gs.Variable.__new__(gs.Variable)
-                tensor.__dict__.update(name=name, inputs=writers, outputs=readers, dtype=None, shape=None,
-                                       type="tensor_type")
-            self._tensors[name] = tensor
+            tensor = self._new_tensor(name)
+        return tensor
+
+    def _new_tensor(self, name: str) -> gs.Tensor:
+        nodes, node = self._nodes, self.node
+        at = self.producers.get(name)
+        if at is None:
+            writers = []
+        elif type(at) is int:
+            writers = [nodes[at] or node(at)]
+        else:
+            writers = [nodes[i] or node(i) for i in at]
+        readers = self.consumers.get(name)
+        readers = [nodes[i] or node(i) for i in readers] if readers else []
+        # a tensor's producer / consumer lists are plain lists here: every edit changes them
+        # through a node's synchronised list or with list methods (and a plain list makes no
+        # tensor <-> list reference cycle for the collector to find)
+        if name in self._infos:
+            tensor = self._import_tensor(name)
+            tensor.__dict__.update(inputs=writers, outputs=readers)
+        else:  # what Variable(name) is, without its __init__'s synchronised assignments
+            tensor = _VARIABLE_NEW(gs.Variable)
+            tensor.__dict__.update(name=name, inputs=writers, outputs=readers, dtype=None, shape=None,
+                                   type="tensor_type")
+        self._tensors[name] = tensor
         return tensor
 
     def link(self, node: ProtoNode) -> None:
         proto = self.proto.node[node.index]
+        tensors, new = self._tensors, self._new_tensor
         inputs, outputs = [], []
         for name in proto.input:
-            inputs.append(self.tensor(name) if name else self._empty([], [node]))
+            if name:
+                tensor = tensors.get(name)
+                inputs.append(tensor if tensor is not None else new(name))
+            else:
+                inputs.append(self._empty([], [node]))
         for name in proto.output:
-            outputs.append(self.tensor(name) if name else self._empty([node], []))
+            if name:
+                tensor = tensors.get(name)
+                outputs.append(tensor if tensor is not None else new(name))
+            else:
+                outputs.append(self._empty([node], []))
         node.inputs = _synchronized(node, "outputs", inputs)
         node.outputs = _synchronized(node, "inputs", outputs)
         self._linked.append(node)
@@ -606,8 +633,9 @@ class ProtoGraph:
         :func:`originally_unused`)."""
         outputs = {o.name for o in self.proto.output}
         consumers = self.consumers
-        dangling = [(name, i) for i, node in enumerate(self.proto.node) for name in node.output
-                    if name and name not in consumers and name not in outputs]
+        dangling = [(name, i) for name, at in self.producers.items()
+                    if name and name not in consumers and name not in outputs
+                    for i in (at if isinstance(at, list) else (at,))]  # (the caller needs no order)
         unused = {t.name for t in self.proto.initializer if t.name not in consumers and t.name not in outputs}
         return dangling, unused
 

@@ -205,7 +205,7 @@ MUTATIONS: list[Mutation] = [
     m("feg-own-domain", "rewrite/rules/foreign_elu_grad.py", "if node.domain == DOMAIN or len(node.inputs) != 2",
       "if len(node.inputs) != 2", RULES, "our own EluGrad is a candidate"),
     # -- rewrite/graph_view.py
-    m("gv-strip-one", GV, "if self.is_scalar(b, 1.0) and self.const(a) is None", "if self.is_scalar(b, 2.0) and self.const(a) is None",
+    m("gv-strip-one", GV, "if self.is_one(b) and self.const(a) is None", "if False and self.const(a) is None",
       RULES, "Mul-by-1 not looked through"),
     m("gv-strip-shape", GV, "return s is None or len(s) == 0 or all(d == 1 for d in s)", "return True or s is None or len(s) == 0 or all(d == 1 for d in s)",
       RULES, "Mul by a broadcasting ones tensor looked through"),
@@ -237,8 +237,8 @@ MUTATIONS: list[Mutation] = [
       "if False:\n                    return None", RULES, "an EluGrad before the node it reads (no toposort)"),
     m("su-export-linked", SU, "if node is None or not node.linked:", "if node is None or True:",
       RULES + ["tests/rewrite/test_rule_max_pool_backward.py"], "a changed node written as its original proto"),
-    m("su-keep-dangling", SU, "if name and name not in consumers and name not in outputs]",
-      "if False]", RULES, "nodes nothing read before the edit removed"),
+    m("su-keep-dangling", SU, "if name and name not in consumers and name not in outputs\n",
+      "if False\n", RULES, "nodes nothing read before the edit removed"),
     m("su-consumer-slots", SU, "                    at.append(i)\n", "                    pass\n", RULES,
       "a tensor's second reader not counted"),
     # -- rewrite/lower.py
