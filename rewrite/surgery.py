@@ -299,6 +299,19 @@ class ProtoIndex:
         return graph_scopes.layer_of(self.proto_of(node)) if node is not None else None
 
 
+def exported_node(node: gs.Node, sources: dict[str, gs.Node], proto_of) -> onnx.NodeProto:
+    """A new (or changed) node's NodeProto, with the doc string and metadata of the node it
+    replaces (``sources``: output name -> replaced node; ``proto_of``: a node's original proto)."""
+    new = node_proto(node)
+    replaced = sources.get(node.outputs[0].name) if node.outputs else None
+    source = proto_of(replaced if replaced is not None else node)
+    if source is not None and (source.doc_string or source.metadata_props):
+        if source.doc_string:
+            new.doc_string = source.doc_string
+        new.metadata_props.extend(source.metadata_props)
+    return new
+
+
 def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals: ProtoIndex, missing: set[str],
                           sources: dict[str, gs.Node]) -> onnx.ModelProto:
     """The edited single-graph model, written without graphsurgeon's export: every node the edit
@@ -325,14 +338,7 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
         if proto is not None:
             nodes.append(proto)
             continue
-        proto = node_proto(node)
-        replaced = sources.get(node.outputs[0].name) if node.outputs else None
-        source = originals.proto_of(replaced if replaced is not None else node)
-        if source is not None and (source.doc_string or source.metadata_props):
-            if source.doc_string:
-                proto.doc_string = source.doc_string
-            proto.metadata_props.extend(source.metadata_props)
-        nodes.append(proto)
+        nodes.append(exported_node(node, sources, originals.proto_of))
         for tensor in node.inputs:
             if isinstance(tensor, gs.Constant) and tensor.name not in have:
                 new_constants[tensor.name] = tensor
@@ -732,14 +738,7 @@ def export_single_graph(graph: ProtoGraph, order: list, missing: set[str], sourc
         if proto is not None and len(proto.input) == len(node.inputs) and len(proto.output) == len(node.outputs):
             nodes.append(proto)
             continue
-        new = node_proto(node)
-        replaced = sources.get(node.outputs[0].name) if node.outputs else None
-        source = graph.proto_of(replaced if replaced is not None else node)
-        if source is not None and (source.doc_string or source.metadata_props):
-            if source.doc_string:
-                new.doc_string = source.doc_string
-            new.metadata_props.extend(source.metadata_props)
-        nodes.append(new)
+        nodes.append(exported_node(node, sources, graph.proto_of))
         for tensor in node.inputs:
             if isinstance(tensor, gs.Constant) and tensor.name not in have:
                 new_constants[tensor.name] = tensor

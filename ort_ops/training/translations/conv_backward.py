@@ -31,20 +31,9 @@ import torch
 from onnxscript import opset18 as op
 
 from ort_ops.training.translations.nodes import module_path
+from ort_ops.training.translations.pool_windows import per_dim
 
 CONVOLUTION_BACKWARD = torch.ops.aten.convolution_backward.default
-
-
-def _per_dim(values: Sequence[int] | int, n: int, what: str) -> list[int]:
-    """Expand an aten int-list argument (length 1 or ``n``) to ``n`` ints."""
-    if isinstance(values, int):
-        values = [values]
-    values = [int(v) for v in values]
-    if len(values) == 1:
-        values = values * n
-    if len(values) != n:
-        raise ValueError(f"convolution_backward: {what} has {len(values)} entries, expected {n}")
-    return values
 
 
 def _static_shape(value, what: str) -> list[int]:
@@ -87,9 +76,9 @@ def convolution_backward(
     nd = len(x_shape) - 2
     if nd < 1:
         raise ValueError(f"convolution_backward: input rank {len(x_shape)} < 3 is not supported")
-    s = _per_dim(stride, nd, "stride")
-    p = _per_dim(padding, nd, "padding")
-    d = _per_dim(dilation, nd, "dilation")
+    s = per_dim(stride, nd, "stride", "convolution_backward")
+    p = per_dim(padding, nd, "padding", "convolution_backward")
+    d = per_dim(dilation, nd, "dilation", "convolution_backward")
     g = int(groups)
     n, c_in = x_shape[:2]
     c_out, c_in_g = w_shape[:2]
