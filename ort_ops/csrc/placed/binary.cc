@@ -54,16 +54,14 @@ class BinaryKernel : public PlacedKernel {
     if (!BroadcastShapes(a.shape, b.shape, &shape)) {
       return Fail("shapes " + ShapeText(a.shape) + " and " + ShapeText(b.shape) + " do not broadcast");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    return AclOp(*run.acl, acl_op_)
-        .Input(a.data, Bytes(a), AclTypeOf(a.type), a.shape)
-        .Input(b.data, Bytes(b), AclTypeOf(b.type), b.shape)
-        .Output(out, count * ElementSize(out_type_), AclTypeOf(out_type_), shape)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      return AclOp(*run.acl, acl_op_)
+          .Input(a.data, Bytes(a), AclTypeOf(a.type), a.shape)
+          .Input(b.data, Bytes(b), AclTypeOf(b.type), b.shape)
+          .Output(out, count * ElementSize(out_type_), AclTypeOf(out_type_), shape)
+          .Run(run.stream);
+    });
   }
 
  private:
@@ -85,17 +83,15 @@ class WhereKernel : public PlacedKernel {
       return Fail("shapes " + ShapeText(c.shape) + ", " + ShapeText(x.shape) + " and " + ShapeText(y.shape) +
                   " do not broadcast");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    return AclOp(*run.acl, "SelectV2")
-        .Input(c.data, Bytes(c), ACL_BOOL, c.shape)
-        .Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape)
-        .Input(y.data, Bytes(y), AclTypeOf(y.type), y.shape)
-        .Output(out, count * ElementSize(x.type), AclTypeOf(x.type), shape)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      return AclOp(*run.acl, "SelectV2")
+          .Input(c.data, Bytes(c), ACL_BOOL, c.shape)
+          .Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape)
+          .Input(y.data, Bytes(y), AclTypeOf(y.type), y.shape)
+          .Output(out, count * ElementSize(x.type), AclTypeOf(x.type), shape)
+          .Run(run.stream);
+    });
   }
 };
 

@@ -34,17 +34,15 @@ class CastKernel : public PlacedKernel {
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t out_bytes = x.count * ElementSize(to_);
-    if (x.type == to_) return run.CopyOnDevice(out, x.data, out_bytes);
-    return AclOp(*run.acl, "Cast")
-        .Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape)
-        .Output(out, out_bytes, AclTypeOf(to_), x.shape)
-        .AttrInt("dst_type", AclTypeOf(to_))
-        .Run(run.stream);
+    return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t out_bytes = x.count * ElementSize(to_);
+      if (x.type == to_) return run.CopyOnDevice(out, x.data, out_bytes);
+      return AclOp(*run.acl, "Cast")
+          .Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape)
+          .Output(out, out_bytes, AclTypeOf(to_), x.shape)
+          .AttrInt("dst_type", AclTypeOf(to_))
+          .Run(run.stream);
+    });
   }
 
  private:

@@ -40,25 +40,23 @@ class ConstantOfShapeKernel : public PlacedKernel {
     for (int64_t d : shape) {
       if (d < 0) return Fail("input (the shape) is " + ShapeText(shape) + "; every dimension must be >= 0");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    const size_t bytes = count * value_.size();
-    if (SameBytes()) {
-      const aclError code = run.acl->MemsetAsync(out, bytes, value_[0], bytes, run.stream);
-      if (code != ACL_SUCCESS) return Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
-      return nullptr;
-    }
-    // A rank-0 output is one element: Fill of dims [1] writes the same bytes.
-    std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
-    const aclDataType type = AclTypeOf(type_);
-    return AclOp(*run.acl, "Fill")
-        .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
-        .ConstInput(value_.data(), value_.size(), type, {1})
-        .Output(out, bytes, type, dims)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      const size_t bytes = count * value_.size();
+      if (SameBytes()) {
+        const aclError code = run.acl->MemsetAsync(out, bytes, value_[0], bytes, run.stream);
+        if (code != ACL_SUCCESS) return Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
+        return nullptr;
+      }
+      // A rank-0 output is one element: Fill of dims [1] writes the same bytes.
+      std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
+      const aclDataType type = AclTypeOf(type_);
+      return AclOp(*run.acl, "Fill")
+          .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
+          .ConstInput(value_.data(), value_.size(), type, {1})
+          .Output(out, bytes, type, dims)
+          .Run(run.stream);
+    });
   }
 
  private:

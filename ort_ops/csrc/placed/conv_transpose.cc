@@ -60,32 +60,30 @@ class ConvTransposeKernel : public PlacedKernel {
       return Fail("B " + ShapeText(b.shape) + " must have one value per output channel (" + std::to_string(channels) +
                   ")");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    const aclDataType type = AclTypeOf(x.type);
-    const size_t out_bytes = count * ElementSize(x.type);
-    const int32_t input_size[4] = {static_cast<int32_t>(shape[0]), static_cast<int32_t>(shape[1]),
-                                   static_cast<int32_t>(shape[2]), static_cast<int32_t>(shape[3])};
-    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Conv2DBackpropInput")
-                               .ConstInput(input_size, sizeof input_size, ACL_INT32, {4})
-                               .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCHW)
-                               .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)
-                               .Output(out, out_bytes, type, shape, ACL_FORMAT_NCHW)
-                               .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
-                               .AttrInts("pads", {pads_[0], pads_[2], pads_[1], pads_[3]})
-                               .AttrInts("dilations", {1, 1, dilations_[0], dilations_[1]})
-                               .AttrInt("groups", group_)
-                               .AttrString("data_format", "NCHW")
-                               .Run(run.stream));
-    if (!b.present) return nullptr;
-    return AclOp(*run.acl, "Add")
-        .Input(out, out_bytes, type, shape)
-        .Input(b.data, Bytes(b), type, {1, channels, 1, 1})
-        .Output(out, out_bytes, type, shape)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      const aclDataType type = AclTypeOf(x.type);
+      const size_t out_bytes = count * ElementSize(x.type);
+      const int32_t input_size[4] = {static_cast<int32_t>(shape[0]), static_cast<int32_t>(shape[1]),
+                                     static_cast<int32_t>(shape[2]), static_cast<int32_t>(shape[3])};
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Conv2DBackpropInput")
+                                 .ConstInput(input_size, sizeof input_size, ACL_INT32, {4})
+                                 .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCHW)
+                                 .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)
+                                 .Output(out, out_bytes, type, shape, ACL_FORMAT_NCHW)
+                                 .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
+                                 .AttrInts("pads", {pads_[0], pads_[2], pads_[1], pads_[3]})
+                                 .AttrInts("dilations", {1, 1, dilations_[0], dilations_[1]})
+                                 .AttrInt("groups", group_)
+                                 .AttrString("data_format", "NCHW")
+                                 .Run(run.stream));
+      if (!b.present) return nullptr;
+      return AclOp(*run.acl, "Add")
+          .Input(out, out_bytes, type, shape)
+          .Input(b.data, Bytes(b), type, {1, channels, 1, 1})
+          .Output(out, out_bytes, type, shape)
+          .Run(run.stream);
+    });
   }
 
  private:

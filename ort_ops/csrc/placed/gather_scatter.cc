@@ -29,18 +29,16 @@ class GatherElementsKernel : public PlacedKernel {
     if (index.shape.size() != x.shape.size()) {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, index.shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const aclDataType type = AclTypeOf(x.type);
-    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
-                               .Input(x.data, Bytes(x), type, x.shape)
-                               .Input(index.data, Bytes(index), AclTypeOf(index.type), index.shape)
-                               .Output(out, index.count * ElementSize(x.type), type, index.shape)
-                               .AttrInt("dim", axis)
-                               .Run(run.stream));
-    return SyncForDeviceFaults(run, "GatherElements");
+    return OnOutput(context, index.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const aclDataType type = AclTypeOf(x.type);
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
+                                 .Input(x.data, Bytes(x), type, x.shape)
+                                 .Input(index.data, Bytes(index), AclTypeOf(index.type), index.shape)
+                                 .Output(out, index.count * ElementSize(x.type), type, index.shape)
+                                 .AttrInt("dim", axis)
+                                 .Run(run.stream));
+      return SyncForDeviceFaults(run, "GatherElements");
+    });
   }
 
  private:
@@ -72,20 +70,18 @@ class ScatterElementsKernel : public PlacedKernel {
       return Fail("indices " + ShapeText(indices.shape) + " and updates " + ShapeText(updates.shape) +
                   " must have one shape of data's rank (" + ShapeText(data.shape) + ")");
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, data.shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const aclDataType type = AclTypeOf(data.type);
-    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterElements")
-                               .Input(data.data, Bytes(data), type, data.shape)
-                               .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
-                               .Input(updates.data, Bytes(updates), type, updates.shape)
-                               .Output(out, Bytes(data), type, data.shape)
-                               .AttrInt("axis", axis)
-                               .AttrString("reduction", reduction_.c_str())
-                               .Run(run.stream));
-    return SyncForDeviceFaults(run, "ScatterElements");
+    return OnOutput(context, data.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const aclDataType type = AclTypeOf(data.type);
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterElements")
+                                 .Input(data.data, Bytes(data), type, data.shape)
+                                 .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
+                                 .Input(updates.data, Bytes(updates), type, updates.shape)
+                                 .Output(out, Bytes(data), type, data.shape)
+                                 .AttrInt("axis", axis)
+                                 .AttrString("reduction", reduction_.c_str())
+                                 .Run(run.stream));
+      return SyncForDeviceFaults(run, "ScatterElements");
+    });
   }
 
  private:

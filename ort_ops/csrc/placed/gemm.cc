@@ -44,33 +44,31 @@ class GemmKernel : public PlacedKernel {
       return Fail("C " + ShapeText(c.shape) + " does not broadcast to the product's " + ShapeText(shape));
     }
     const bool as_bias = c.present && c.count == static_cast<size_t>(n) && (c.shape.size() == 1 || c.shape[0] == 1);
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const aclDataType type = AclTypeOf(a.type);
-    const size_t out_bytes = static_cast<size_t>(m * n) * ElementSize(a.type);
-    if (k == 0) return EmptyProduct(run, c, shape, out, out_bytes);
-    AclOp mm(*run.acl, "MatMulV2");
-    mm.Input(a.data, Bytes(a), type, a.shape).Input(b.data, Bytes(b), type, b.shape);
-    if (as_bias) {
-      mm.Input(c.data, Bytes(c), type, {n});
-    } else {
-      mm.AbsentInput();
-    }
-    ORTOPS_RETURN_IF_ERROR(mm.Output(out, out_bytes, type, shape)
-                               .AttrBool("transpose_x1", trans_a_ != 0)
-                               .AttrBool("transpose_x2", trans_b_ != 0)
-                               .AttrInt("offset_x", 0)
-                               .Run(run.stream));
-    if (!c.present || as_bias) return nullptr;
-    // (rewrite.placement does not place such a Gemm where the SoC lacks Add)
-    ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "add_c"));
-    return AclOp(*run.acl, "Add")
-        .Input(out, out_bytes, type, shape)
-        .Input(c.data, Bytes(c), type, c.shape)
-        .Output(out, out_bytes, type, shape)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const aclDataType type = AclTypeOf(a.type);
+      const size_t out_bytes = static_cast<size_t>(m * n) * ElementSize(a.type);
+      if (k == 0) return EmptyProduct(run, c, shape, out, out_bytes);
+      AclOp mm(*run.acl, "MatMulV2");
+      mm.Input(a.data, Bytes(a), type, a.shape).Input(b.data, Bytes(b), type, b.shape);
+      if (as_bias) {
+        mm.Input(c.data, Bytes(c), type, {n});
+      } else {
+        mm.AbsentInput();
+      }
+      ORTOPS_RETURN_IF_ERROR(mm.Output(out, out_bytes, type, shape)
+                                 .AttrBool("transpose_x1", trans_a_ != 0)
+                                 .AttrBool("transpose_x2", trans_b_ != 0)
+                                 .AttrInt("offset_x", 0)
+                                 .Run(run.stream));
+      if (!c.present || as_bias) return nullptr;
+      // (rewrite.placement does not place such a Gemm where the SoC lacks Add)
+      ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "add_c"));
+      return AclOp(*run.acl, "Add")
+          .Input(out, out_bytes, type, shape)
+          .Input(c.data, Bytes(c), type, c.shape)
+          .Output(out, out_bytes, type, shape)
+          .Run(run.stream);
+    });
   }
 
  private:

@@ -42,23 +42,21 @@ class MaxPoolKernel : public PlacedKernel {
       // ONNX: with ceil_mode the last window must start inside the input or its begin padding.
       if (ceil_mode_ && (shape[2 + i] - 1) * strides_[i] >= x.shape[2 + i] + pads_[i]) shape[2 + i] -= 1;
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, "MaxPoolV3")
-        .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)
-        .Output(out, count * ElementSize(x.type), type, shape, ACL_FORMAT_NCHW)
-        .AttrInts("ksize", {1, 1, kernel_[0], kernel_[1]})
-        .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
-        .AttrString("padding_mode", "CALCULATED")
-        .AttrInts("pads", {pads_[0], pads_[2], pads_[1], pads_[3]})
-        .AttrString("data_format", "NCHW")
-        .AttrBool("global_pooling", false)
-        .AttrBool("ceil_mode", ceil_mode_ != 0)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      const aclDataType type = AclTypeOf(x.type);
+      return AclOp(*run.acl, "MaxPoolV3")
+          .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)
+          .Output(out, count * ElementSize(x.type), type, shape, ACL_FORMAT_NCHW)
+          .AttrInts("ksize", {1, 1, kernel_[0], kernel_[1]})
+          .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
+          .AttrString("padding_mode", "CALCULATED")
+          .AttrInts("pads", {pads_[0], pads_[2], pads_[1], pads_[3]})
+          .AttrString("data_format", "NCHW")
+          .AttrBool("global_pooling", false)
+          .AttrBool("ceil_mode", ceil_mode_ != 0)
+          .Run(run.stream);
+    });
   }
 
  private:

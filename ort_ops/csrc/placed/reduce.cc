@@ -44,28 +44,26 @@ class ReduceKernel : public PlacedKernel {
         shape.push_back(x.shape[i]);
       }
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(shape);
-    if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
-    const bool sum = std::string(name()) == "ReduceSum";
-    if (x.count == 0) {
-      // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
-      if (sum) return run.ZeroOnDevice(out, count * ElementSize(x.type));
-      return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
-                  ShapeText(shape) + " (expected a non-empty reduction)");
-    }
-    const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, name())
-        .Input(x.data, Bytes(x), type, x.shape)
-        .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
-                    {static_cast<int64_t>(normalized.size())})
-        .Output(out, count * ElementSize(x.type), type, shape)
-        .AttrBool("keep_dims", keepdims_ != 0)
-        .AttrBool("noop_with_empty_axes", false)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(shape);
+      if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
+      const bool sum = std::string(name()) == "ReduceSum";
+      if (x.count == 0) {
+        // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
+        if (sum) return run.ZeroOnDevice(out, count * ElementSize(x.type));
+        return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
+                    ShapeText(shape) + " (expected a non-empty reduction)");
+      }
+      const aclDataType type = AclTypeOf(x.type);
+      return AclOp(*run.acl, name())
+          .Input(x.data, Bytes(x), type, x.shape)
+          .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
+                      {static_cast<int64_t>(normalized.size())})
+          .Output(out, count * ElementSize(x.type), type, shape)
+          .AttrBool("keep_dims", keepdims_ != 0)
+          .AttrBool("noop_with_empty_axes", false)
+          .Run(run.stream);
+    });
   }
 
  private:

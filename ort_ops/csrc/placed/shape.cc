@@ -27,11 +27,9 @@ class ShapeKernel : public PlacedKernel {
     if (ElementCount(shape) != data.count) {
       return Fail("cannot give a tensor of shape " + ShapeText(data.shape) + " the shape " + ShapeText(shape));
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    return run.CopyOnDevice(out, data.data, Bytes(data));
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      return run.CopyOnDevice(out, data.data, Bytes(data));
+    });
   }
 
  private:

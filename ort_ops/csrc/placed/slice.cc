@@ -55,20 +55,18 @@ class SliceKernel : public PlacedKernel {
       offsets[static_cast<size_t>(axis)] = begin;
       size[static_cast<size_t>(axis)] = std::max<int64_t>(0, end - begin);
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, size, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const size_t count = ElementCount(size);
-    if (count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
-    const aclDataType type = AclTypeOf(x.type);
-    const auto n = static_cast<int64_t>(rank);
-    return AclOp(*run.acl, "Slice")
-        .Input(x.data, Bytes(x), type, x.shape)
-        .ConstInput(offsets.data(), offsets.size() * sizeof(int64_t), ACL_INT64, {n})
-        .ConstInput(size.data(), size.size() * sizeof(int64_t), ACL_INT64, {n})
-        .Output(out, count * ElementSize(x.type), type, size)
-        .Run(run.stream);
+    return OnOutput(context, size, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const size_t count = ElementCount(size);
+      if (count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
+      const aclDataType type = AclTypeOf(x.type);
+      const auto n = static_cast<int64_t>(rank);
+      return AclOp(*run.acl, "Slice")
+          .Input(x.data, Bytes(x), type, x.shape)
+          .ConstInput(offsets.data(), offsets.size() * sizeof(int64_t), ACL_INT64, {n})
+          .ConstInput(size.data(), size.size() * sizeof(int64_t), ACL_INT64, {n})
+          .Output(out, count * ElementSize(x.type), type, size)
+          .Run(run.stream);
+    });
   }
 };
 

@@ -18,16 +18,14 @@ class LogSoftmaxKernel : public PlacedKernel {
     if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
       return Fail("axis " + std::to_string(axis_) + " is out of range for input of shape " + ShapeText(x.shape));
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, "LogSoftmaxV2")
-        .Input(x.data, Bytes(x), type, x.shape)
-        .Output(out, Bytes(x), type, x.shape)
-        .AttrInts("axes", {axis})
-        .Run(run.stream);
+    return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      const aclDataType type = AclTypeOf(x.type);
+      return AclOp(*run.acl, "LogSoftmaxV2")
+          .Input(x.data, Bytes(x), type, x.shape)
+          .Output(out, Bytes(x), type, x.shape)
+          .AttrInts("axes", {axis})
+          .Run(run.stream);
+    });
   }
 
  private:

@@ -32,17 +32,15 @@ class TransposeKernel : public PlacedKernel {
       perm[i] = axis;
       shape[i] = x.shape[static_cast<size_t>(axis)];
     }
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    if (rank <= 1) return run.CopyOnDevice(out, x.data, Bytes(x));
-    const aclDataType type = AclTypeOf(x.type);
-    return AclOp(*run.acl, "Transpose")
-        .Input(x.data, Bytes(x), type, x.shape)
-        .ConstInput(perm.data(), perm.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(rank)})
-        .Output(out, Bytes(x), type, shape)
-        .Run(run.stream);
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      if (rank <= 1) return run.CopyOnDevice(out, x.data, Bytes(x));
+      const aclDataType type = AclTypeOf(x.type);
+      return AclOp(*run.acl, "Transpose")
+          .Input(x.data, Bytes(x), type, x.shape)
+          .ConstInput(perm.data(), perm.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(rank)})
+          .Output(out, Bytes(x), type, shape)
+          .Run(run.stream);
+    });
   }
 
  private:

@@ -25,17 +25,15 @@ class UnaryKernel : public PlacedKernel {
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
-    void* out = nullptr;
-    CannRun run;
-    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, x.shape, &out, &run));
-    if (out == nullptr) return nullptr;  // empty: nothing to launch
-    AclOp op(*run.acl, acl_op_);
-    op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape).Output(out, Bytes(x), AclTypeOf(x.type), x.shape);
-    if (is_elu_) op.AttrFloat("alpha", alpha_).AttrFloat("scale", 1.0f).AttrFloat("input_scale", 1.0f);
-    if (std::strcmp(acl_op_, "Exp") == 0 || std::strcmp(acl_op_, "Log") == 0) {
-      op.AttrFloat("base", -1.0f).AttrFloat("scale", 1.0f).AttrFloat("shift", 0.0f);  // natural exp/log
-    }
-    return op.Run(run.stream);
+    return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      AclOp op(*run.acl, acl_op_);
+      op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape).Output(out, Bytes(x), AclTypeOf(x.type), x.shape);
+      if (is_elu_) op.AttrFloat("alpha", alpha_).AttrFloat("scale", 1.0f).AttrFloat("input_scale", 1.0f);
+      if (std::strcmp(acl_op_, "Exp") == 0 || std::strcmp(acl_op_, "Log") == 0) {
+        op.AttrFloat("base", -1.0f).AttrFloat("scale", 1.0f).AttrFloat("shift", 0.0f);  // natural exp/log
+      }
+      return op.Run(run.stream);
+    });
   }
 
  private:

@@ -75,10 +75,16 @@ class PlacedKernel : public Kernel {
   // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
   // this node by name.
   OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
-  // Allocates output 0 with `shape` and, unless it is empty, begins the CANN run (ACL functions and
-  // the stream): *out stays null for an empty output, which needs no launch.
-  OrtStatusPtr BeginOutput(OrtKernelContext* context, const std::vector<int64_t>& shape, void** out,
-                           CannRun* run) const;
+  // Allocates output 0 with `shape` and, unless it is empty (which needs no launch), begins the CANN
+  // run (ACL functions and the stream) and returns launch(run, out): the end of every placed kernel.
+  template <typename Launch>
+  OrtStatusPtr OnOutput(OrtKernelContext* context, const std::vector<int64_t>& shape, Launch&& launch) const {
+    void* out = nullptr;
+    CannRun run;
+    ORTOPS_RETURN_IF_ERROR(BeginOutput(context, shape, &out, &run));
+    if (out == nullptr) return nullptr;
+    return launch(run, out);
+  }
   // Reads required input `index` (named `what` in errors): an error if it is absent.
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.
@@ -88,6 +94,9 @@ class PlacedKernel : public Kernel {
 
  private:
   std::string Who() const;  // "<op> node '<node name>' on CANN"
+  // Allocates output 0 and, unless it is empty, begins the CANN run: *out stays null if empty.
+  OrtStatusPtr BeginOutput(OrtKernelContext* context, const std::vector<int64_t>& shape, void** out,
+                           CannRun* run) const;
 
   const char* name_;
   const char* onnx_op_;                 // the key of its CANN op lists
