@@ -139,6 +139,13 @@ CASES = [
          opset=17),
     Case("log_softmax", "LogSoftmax", [f32(4, 10)], {"axis": 1}, exact=False),
     Case("log_softmax_axis0", "LogSoftmax", [f32(4, 10)], {"axis": 0}, exact=False),
+    Case("layer_norm", "LayerNormalization", [f32(4, 6, 32), f32(32), f32(32)], exact=False, outputs=3),
+    Case("layer_norm_axis1_no_bias", "LayerNormalization", [f32(3, 5, 70), f32(5, 70)], {"axis": 1, "epsilon": 1e-3},
+         consts=[1], exact=False, outputs=3),
+    Case("layer_norm_y_only", "LayerNormalization", [f32(8, 16), f32(16), f32(16)], {"axis": -1}, exact=False),
+    # Y only: the CPU EP rounds a float16 input's Mean and InvStdDev to float16 values (test_layer_norm_f16_statistics)
+    Case("layer_norm_f16", "LayerNormalization", [f32(4, 24).astype(np.float16), f32(24).astype(np.float16),
+                                                  f32(24).astype(np.float16)], exact=False),
     Case("transpose_2d", "Transpose", [f32(3, 5)], {"perm": [1, 0]}),
     Case("transpose_5d", "Transpose", [f32(2, 1, 3, 2, 2)], {"perm": [2, 1, 0, 3, 4]}),
     Case("transpose_default_int64", "Transpose", [i64(2, 3, 4)]),
@@ -240,3 +247,19 @@ def test_domain_of_placed_nodes():
     from ort_ops.rewrite.placement import place
 
     assert place(case.model()).graph.node[0].domain == CANN_DOMAIN
+
+
+def test_layer_norm_f16_statistics(tmp_path):
+    """A float16 LayerNormalization's Mean and InvStdDev (float32 with stash_type 1) from CANN's LayerNormV4 are
+    float32 statistics of the exact inputs: within float32 rounding of the float64 values. (ORT's CPU EP returns
+    them rounded to float16 values: 10 bits, so it is not the reference here.)"""
+    x = f32(6, 40).astype(np.float16)
+    case = Case("layer_norm_f16_stats", "LayerNormalization", [x, f32(40).astype(np.float16),
+                                                               f32(40).astype(np.float16)], outputs=3)
+    session = cann_ep.session(case.model(), profile_prefix=str(tmp_path / "p"))
+    assert [n.where for n in session.placement.nodes] == ["placed"], session.placement.summary()
+    _, mean, inv_std = session.run(None, case.feeds())
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(mean.ravel(), x64.mean(axis=1), rtol=2e-6, atol=1e-7)
+    np.testing.assert_allclose(inv_std.ravel(), 1 / np.sqrt(x64.var(axis=1) + 1e-5), rtol=2e-6)
+    assert mean.dtype == inv_std.dtype == np.float32 and mean.shape == (6, 1)

@@ -32,7 +32,7 @@ MISSING = {
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
     "MaxPoolV3": {B}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
-    "MatMulV3": {B, T}, "BatchMatMulV3": {B},
+    "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T},
     # hicann/ops-math
     "Add": {B}, "Mul": {B}, "Div": {P}, "Maximum": {B}, "Minimum": {B}, "Muls": {B}, "Adds": {B, P}, "Axpy": {B},
     "Abs": {B}, "Exp": {B, P, T}, "Log": {B, P, T}, "Sqrt": {B, P}, "Reciprocal": {B}, "Floor": {B}, "Ceil": {B},
