@@ -29,7 +29,7 @@ SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.i
 # docs/placement.md), not integer ops whose extremes overflow (Neg, Mul, Add, Sub wrap or are UB),
 # not ops whose integer inputs are indices or shapes.
 NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil", "neg_int64",
-               "mul_int64_bcast", "reduce_sum_int64", "constant_of_shape_fill"}
+               "mul_int64_bcast", "reduce_sum_int64", "constant_of_shape_fill", "expand_int64_computed_shape"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

@@ -38,10 +38,10 @@ MISSING = {
     "Abs": {B}, "Exp": {B, P, T}, "Log": {B, P, T}, "Sqrt": {B, P}, "Reciprocal": {B}, "Floor": {B}, "Ceil": {B},
     "Round": {B, P}, "Erf": {B, P}, "Tanh": {B, P}, "ReduceSum": {B}, "Select": {B}, "Equal": {B}, "NotEqual": {B},
     "Less": {P}, "LessEqual": {B}, "Greater": {B}, "GreaterEqual": {B}, "LogicalNot": {B}, "LogicalAnd": {B},
-    "LogicalOr": {B}, "Slice": {B}, "Identity": {B},
+    "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
 }
 # Op types every family has (README rows all √, or no README).
-EVERYWHERE = ["Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",
+EVERYWHERE = ["SoftmaxV2", "Pow", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",
               "MaxPoolGrad", "MatMulV2", "MatMul", "BatchMatMul", "Conv2D", "GEMM", "BroadcastToD",
               "NoSuchOpAnywhere"]
 

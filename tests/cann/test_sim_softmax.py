@@ -1,9 +1,10 @@
-"""LogSoftmaxV2 and SoftmaxCrossEntropyWithLogits on the simulator against float64 NumPy
+"""SoftmaxV2, LogSoftmaxV2 and SoftmaxCrossEntropyWithLogits on the simulator against float64 NumPy
 references of CANN's semantics (mindspore-ai/graphengine@cd75e149 .../ops/nn_norm_ops.h:464
 LogSoftmaxV2, :95 SoftmaxCrossEntropyWithLogits; the loss/backprop formulas of
 hicann/ops-nn@e5c3fa93 activation/softmax_cross_entropy_with_logits/op_kernel/arch35/
 softmax_cross_entropy_with_logits_full_load.h): along the axis, m = max (NaN propagates),
-sub = x - m, s = sum exp(sub), y = sub - log(s); backprop = exp(sub)/s - labels,
+sub = x - m, s = sum exp(sub), y = sub - log(s) (SoftmaxV2, hicann/ops-nn@31dc6805
+activation/softmax_v2/README.md: y = exp(sub) / s, which is e^x / sum e^x); backprop = exp(sub)/s - labels,
 loss = sum (log(s) - sub) * labels (un-normalised soft labels allowed, per-row loss, no 1/N).
 
 Tolerance (first-order error bound of the simulator's float32 steps, from ``acl_ctypes.ULPS``):
@@ -102,6 +103,46 @@ def test_log_softmax_v2_shapes(tmp_path):
     assert results[1][2][0].tolist() == [[0.0]]  # one class: 0 - log(1)
 
 
+def softmax_check(y: np.ndarray, x: np.ndarray, axis: int) -> None:
+    sub, s, _ = softmax_parts(x, axis)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(sub) / s
+    tol = p * (rel_err_of_s(sub, axis) + ULPS["expf"] * U) + 0.5 * ulp(p) + 0.5 * ulp(p)
+    if y.dtype != np.float32:
+        tol = tol + ULPS["half_output"] * ulp(p, y.dtype)
+    assert_within(y, p, tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_softmax_v2_every_axis(tmp_path, dtype):
+    rng = np.random.default_rng(16)
+    x = specials_3d(rng, dtype)
+    axes = [None, [-1], [0], [1], [-2], [2]]
+    cases = [("SoftmaxV2", [x], [(acl_dtype(dtype), list(x.shape))], None if a is None else {"axes": a})
+             for a in axes]
+    for (rc, msg, (y,)), a in zip(run_ops(tmp_path, cases), axes):
+        assert rc == 0 and msg is None, msg
+        softmax_check(y, x, -1 if a is None else a[0])
+        sums = np.nansum(y.astype(np.float64), axis=-1 if a is None else a[0])
+        finite = ~np.isnan(y.astype(np.float64)).any(axis=-1 if a is None else a[0])
+        assert np.allclose(sums[finite], 1.0, atol=1e-2)  # each row is a distribution
+
+
+def test_softmax_v2_shapes_and_half_to_float(tmp_path):
+    rng = np.random.default_rng(17)
+    xs = [rng.standard_normal(9).astype(np.float32), rng.standard_normal((1, 1)).astype(np.float32),
+          rng.standard_normal((4, 300)).astype(np.float32) * 20, np.zeros((0, 5), np.float32)]
+    cases = [("SoftmaxV2", [x], [(ACL_FLOAT, list(x.shape))], {"axes": [-1]}) for x in xs]
+    h = (rng.standard_normal((3, 17)) * 4).astype(np.float16)
+    cases.append(("SoftmaxV2", [h], [(ACL_FLOAT, [3, 17])], {"axes": [1], "half_to_float": True}))
+    results = run_ops(tmp_path, cases)
+    for (rc, msg, (y,)), x in zip(results, xs + [h]):
+        assert rc == 0 and msg is None, msg
+        assert y.dtype == np.float32
+        softmax_check(y, x, -1)
+    assert results[1][2][0].tolist() == [[1.0]]  # one class: e / e
+
+
 def softmax_ce_check(loss, backprop, x, labels):
     sub, s, ls = softmax_parts(x, 1)
     lab = labels.astype(np.float64)
@@ -166,6 +207,10 @@ def test_errors(tmp_path):
         ("LogSoftmaxV2", [x], [(ACL_FLOAT, [2, 3])], {"axes": [2]}),
         ("LogSoftmaxV2", [x.astype(np.float64)], [(acl_dtype(np.float64), [2, 3])], None),
         ("LogSoftmaxV2", [x], [(ACL_FLOAT, [3, 2])], None),
+        ("SoftmaxV2", [x], [(ACL_FLOAT, [2, 3])], {"axes": [0, 1]}),
+        ("SoftmaxV2", [x.astype(np.float16)], [(ACL_FLOAT, [2, 3])], None),
+        ("SoftmaxV2", [x.astype(np.float16)], [(acl_dtype(np.float16), [2, 3])], {"half_to_float": True}),
+        ("SoftmaxV2", [x.astype(np.int32)], [(acl_dtype(np.int32), [2, 3])], None),
         ("SoftmaxCrossEntropyWithLogits", [x, np.ones((2, 4), np.float32)], [(ACL_FLOAT, [2]), (ACL_FLOAT, [2, 3])],
          None),
         ("SoftmaxCrossEntropyWithLogits", [x[None], x[None]], [(ACL_FLOAT, [1]), (ACL_FLOAT, [1, 2, 3])], None),
@@ -177,12 +222,18 @@ def test_errors(tmp_path):
     ])
     assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
                                        ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
                                        ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
                                        ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
                                        ACL_ERROR_INVALID_PARAM, ACL_ERROR_OP_INPUT_NOT_MATCH]
     msgs = [r[1] for r in results]
     assert "LogSoftmaxV2: attribute axes is [0,1], expected one axis" in msgs[0]
     assert "LogSoftmaxV2: attribute axes is [2], out of range for input 0 [2,3]" in msgs[1]
+    assert "SoftmaxV2: attribute axes is [0,1], expected one axis" in msgs[4]
+    assert "SoftmaxV2: output 0 (y) has dtype" in msgs[5] and "(the dtype of input 0 (x))" in msgs[5]
+    assert "expected float32 (half_to_float with a float16 x)" in msgs[6]
+    msgs = msgs[:4] + msgs[8:]
     assert "input 1 (labels) has shape [2,4], expected [2,3] (the shape of input 0 (features))" in msgs[4]
     assert "input 0 (features) has shape [1,2,3], expected 2-D [batch, classes]" in msgs[5]
     assert "output 0 (loss) has shape [3], expected [2] ([batch] of features)" in msgs[6]

@@ -138,3 +138,55 @@ def test_fill_errors(tmp_path):
     assert "Fill: output 0 (y) has shape [3,2], input 0 (dims) is [2,3]" in msgs[1]
     assert "Fill: input 1 (value) must hold one element, got shape [2]" in msgs[2]
     assert "Fill: input 0 (dims) has dtype" in msgs[3]
+
+
+# Expand(x, shape) -> x broadcast with shape like ONNX's Expand (hicann/ops-math@27338be9
+# math/expand/op_graph/expand_proto.h: x float16/float/int32/int64/int8/uint8/bool/bfloat16, shape
+# 1-D, no empty inputs; README: y at most 8-D). NumPy's broadcast_to of x to the broadcast shape is
+# the reference.
+EXPAND_TYPES = [np.float32, np.float16, BF16, np.int8, np.int32, np.int64, np.uint8, np.bool_]
+EXPAND_IDS = ["float32", "float16", "bfloat16", "int8", "int32", "int64", "uint8", "bool"]
+
+
+@pytest.mark.parametrize("dtype", EXPAND_TYPES, ids=EXPAND_IDS)
+def test_expand(tmp_path, dtype):
+    cases, refs = [], []
+    for i, (shape, to) in enumerate([((3, 1), (3, 4)), ((1,), (2, 3)), ((2, 1, 3), (4, 1, 5, 1)), ((3,), (1,)),
+                                     ((1, 4), (3, 1)), ((), (2, 2)), ((2, 3), (2, 3))]):
+        x = data(shape, dtype)
+        ref = np.broadcast_to(x, np.broadcast_shapes(shape, to)).copy()
+        spec = np.array(to, np.int32 if i % 2 else np.int64)
+        # shape as a constant (what ort_ops sends) and, for odd cases, in device memory (read when it runs)
+        cases.append(("Expand", [x, spec if i % 2 else const(spec)], [(acl_dtype(dtype), list(ref.shape))], None))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_expand_errors(tmp_path):
+    x = np.ones((2, 3), np.float32)
+    results = run_ops(tmp_path, [
+        ("Expand", [x, const(np.array([4, 3], np.int64))], [(ACL_FLOAT, [4, 3])], None),  # 2 vs 4
+        ("Expand", [x, const(np.array([2, 1, 3], np.int64))], [(ACL_FLOAT, [2, 3])], None),  # y is [2,2,3]
+        ("Expand", [np.ones((0, 3), np.float32), const(np.array([2, 1, 3], np.int64))], [(ACL_FLOAT, [2, 0, 3])],
+         None),
+        ("Expand", [x.astype(np.float64), const(np.array([2, 3], np.int64))], [(acl_dtype(np.float64), [2, 3])], None),
+        ("Expand", [x, const(np.array([2, 3], np.float32))], [(ACL_FLOAT, [2, 3])], None),
+        ("Expand", [x, np.array([5, 3], np.int64)], [(ACL_FLOAT, [2, 3])], None),  # device shape: at run time
+        ("Expand", [x, const(np.array([1] * 9, np.int64))], [(ACL_FLOAT, [1, 1, 1, 1, 1, 1, 1, 2, 3])], None),
+        ("Expand", [x, const(np.array([2, 3], np.int64))], [(acl_dtype(np.float16), [2, 3])], None),
+    ])
+    assert [r[0] for r in results[:5]] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                           ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                           ACL_ERROR_UNSUPPORTED_DATA_TYPE]
+    assert results[5][0] != 0 and results[5][1] is not None  # the device fault, at synchronisation
+    assert [r[0] for r in results[6:]] == [ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    msgs = [r[1] for r in results]
+    assert "Expand: input 0 (x) shape [2,3] does not broadcast with input 1 (shape) [4,3]" in msgs[0]
+    assert "output 0 (y) has shape [2,3], expected [2,2,3] (x broadcast with shape)" in msgs[1]
+    assert "input 0 (x) has no element" in msgs[2]
+    assert "input 1 (shape) has dtype" in msgs[4]
+    assert "Expand: input 1 (shape) [5,3] does not broadcast input 0 (x) [2,3] to output 0 (y) [2,3]" in msgs[5]
+    assert "at most 8 dims" in msgs[6]
+    assert "output 0 (y) has dtype" in msgs[7]

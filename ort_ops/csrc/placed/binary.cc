@@ -2,7 +2,8 @@
 // floats, TruncateDiv for integers, which truncates like ONNX's integer Div; they broadcast
 // themselves: no BroadcastToD), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual ->
 // CANN's ops of the same meaning), And/Or (LogicalAnd/LogicalOr), and Where (SelectV2,
-// broadcasting its three inputs).
+// broadcasting its three inputs), Pow (CANN Pow, base and exponent of one float type: hicann/ops-math
+// math/pow/README.md, out_i = input_i ^ exponent_i, broadcasting).
 //
 // Arithmetic dtypes: those the CANN EP registers (onnxruntime cann/math/binary_elementwise_ops.cc,
 // opset 14: uint8, int8, int16, int32, int64, float16, float, double; Sub/Mul/Div also uint16) and
@@ -101,6 +102,7 @@ void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : kFloats) {
     for (const char* m : kArithmetic) list.Add(m, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
     list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+    list.Add("Pow", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
   }
   for (ONNXTensorElementDataType t : kAddInts) list.Add("Add", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
   for (ONNXTensorElementDataType t : kInts) {

@@ -1,13 +1,14 @@
-// LogSoftmax (opset 13+: one axis, default -1) placed on CANN: CANN LogSoftmaxV2 (axes = [axis]).
+// Softmax and LogSoftmax (opset 13+: one axis, default -1) placed on CANN: SoftmaxV2 and
+// LogSoftmaxV2 (axes = [axis]; the CANN op of each: ort_ops/cann_soc_table.json "placed").
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::softmax {
 namespace {
 
-class LogSoftmaxKernel : public PlacedKernel {
+class SoftmaxKernel : public PlacedKernel {
  public:
-  LogSoftmaxKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {
+  SoftmaxKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status), acl_op_(Launch(0)) {
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "axis", -1, &axis_);
   }
 
@@ -20,7 +21,7 @@ class LogSoftmaxKernel : public PlacedKernel {
     }
     return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const aclDataType type = AclTypeOf(x.type);
-      return AclOp(*run.acl, "LogSoftmaxV2")
+      return AclOp(*run.acl, acl_op_)
           .Input(x.data, Bytes(x), type, x.shape)
           .Output(out, Bytes(x), type, x.shape)
           .AttrInts("axes", {axis})
@@ -29,6 +30,7 @@ class LogSoftmaxKernel : public PlacedKernel {
   }
 
  private:
+  const char* acl_op_;
   int64_t axis_ = -1;
 };
 
@@ -36,7 +38,7 @@ class LogSoftmaxKernel : public PlacedKernel {
 
 void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
-    list.Add("LogSoftmax", {In(t)}, {In(t)}, Make<LogSoftmaxKernel>);
+    for (const char* op : {"Softmax", "LogSoftmax"}) list.Add(op, {In(t)}, {In(t)}, Make<SoftmaxKernel>);
   }
 }
 

@@ -1,6 +1,7 @@
 """Broadcasting binary ops: ``Add``/``Sub``/``Mul``/``Div`` (CANN ``Add``/``Sub``/``Mul``; ``Div``:
 ``RealDiv`` for floats, ``TruncateDiv`` for integers, as ONNX's integer Div truncates; they
-broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``).
+broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``),
+``Pow`` (CANN ``Pow``; base and exponent of one float type: the kernel table has no other).
 
 Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
 broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
@@ -40,5 +41,5 @@ RULES = (
     tuple(PlaceRule(op, route=route, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
           for op, route in _ARITHMETIC.items())
     + tuple(PlaceRule(op, min_opset=_NUMPY_BROADCAST) for op in _COMPARE)
-    + (PlaceRule("Where"),)
+    + (PlaceRule("Where"), PlaceRule("Pow", min_opset=_NUMPY_BROADCAST))
 )

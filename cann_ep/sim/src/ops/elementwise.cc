@@ -158,8 +158,35 @@ aclError logical_kernel(Logic op, const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
+// Pow(x1, x2) -> x1 ** x2 (hicann/ops-math@1969cd7f math/pow/README.md: out_i = input_i ^ exponent_i,
+// NumPy broadcasting, one dtype for both inputs and the output). Floats here: C's pow in float32
+// (float16/bfloat16 load exactly, round once) or float64, with C's special values (pow(x, 0) = 1
+// and pow(1, y) = 1 even for NaN, a negative base with a non-integer exponent gives NaN). The
+// README also lists integer and complex types, which nothing launches: refused as not simulated.
+aclError pow_kernel(const OpCall& c, Run* run) {
+  if (aclError rc = check_binary(c, c.in.empty() ? ACL_DT_UNDEFINED : c.in[0].dtype)) return rc;
+  if (!dtype_listed(c.in[0].dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}))
+    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "Pow: input 0 (x1) has dtype %s: only float types are simulated",
+                dtype_name(c.in[0].dtype));
+  visit_listed<F32, F16, BF16, F64>(c.in[0].dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c] {
+      const auto* a = ptr<T>(c.in[0].data);
+      const auto* b = ptr<T>(c.in[1].data);
+      auto* y = ptr<T>(c.out[0].data);
+      std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                            broadcast_strides(c.in[1].dims, c.out[0].dims)};
+      for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        y[i] = T::store(std::pow(T::load(a[o[0]]), T::load(b[o[1]])));
+      });
+    };
+  });
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
+aclError k_pow(const OpCall& c, Run* r) { return pow_kernel(c, r); }
 aclError k_add(const OpCall& c, Run* r) { return arith_kernel(Arith::kAdd, c, r); }
 aclError k_sub(const OpCall& c, Run* r) { return arith_kernel(Arith::kSub, c, r); }
 aclError k_mul(const OpCall& c, Run* r) { return arith_kernel(Arith::kMul, c, r); }
@@ -227,10 +254,10 @@ aclError k_select(const OpCall& c, Run* run) {
 }
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(elementwise, {"Add", k_add}, {"Sub", k_sub}, {"Mul", k_mul}, {"Div", k_div}, {"RealDiv", k_div},
-           {"Maximum", k_maximum}, {"Minimum", k_minimum}, {"Less", k_less}, {"LessEqual", k_less_equal},
-           {"Greater", k_greater}, {"GreaterEqual", k_greater_equal}, {"Equal", k_equal}, {"NotEqual", k_not_equal},
-           {"Select", k_select}, {"SelectV2", k_select}, {"LogicalNot", k_logical_not}, {"LogicalAnd", k_logical_and},
-           {"LogicalOr", k_logical_or})
+ACLSIM_OPS(elementwise, {"Pow", k_pow}, {"Add", k_add}, {"Sub", k_sub}, {"Mul", k_mul}, {"Div", k_div},
+           {"RealDiv", k_div}, {"Maximum", k_maximum}, {"Minimum", k_minimum}, {"Less", k_less},
+           {"LessEqual", k_less_equal}, {"Greater", k_greater}, {"GreaterEqual", k_greater_equal}, {"Equal", k_equal},
+           {"NotEqual", k_not_equal}, {"Select", k_select}, {"SelectV2", k_select}, {"LogicalNot", k_logical_not},
+           {"LogicalAnd", k_logical_and}, {"LogicalOr", k_logical_or})
 
 }  // namespace aclsim

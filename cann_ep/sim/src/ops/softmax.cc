@@ -1,8 +1,11 @@
-// Softmax family: LogSoftmaxV2 (one axis) and SoftmaxCrossEntropyWithLogits ([N, C] features and
-// soft labels -> per-row loss and backprop). float32 math (float16/bfloat16 load exactly, results
-// round once); along the reduced axis:
+// Softmax family: SoftmaxV2 and LogSoftmaxV2 (one axis) and SoftmaxCrossEntropyWithLogits ([N, C]
+// features and soft labels -> per-row loss and backprop). float32 math (float16/bfloat16 load
+// exactly, results round once); along the reduced axis:
 //   m = max (a NaN makes it NaN), sub = x - m, e = expf(sub), s = row_sum(e) (blocks of 64 in
 //   index order, combined pairwise: row_sum.h), ls = logf(s)
+//   SoftmaxV2 (hicann/ops-nn@31dc6805 activation/softmax_v2/README.md: y_i = e^x_i / sum_j e^x_j;
+//   x, y float/float16/bfloat16, attr axes "only one axis, default -1", half_to_float: with true a
+//   float16 x gives a float32 y): y = e / s
 //   LogSoftmaxV2: y = sub - ls
 //   SoftmaxCrossEntropyWithLogits (hicann/ops-nn@e5c3fa93 activation/softmax_cross_entropy_with_logits/
 //   op_kernel/arch35/softmax_cross_entropy_with_logits_full_load.h:213-237, VfBackProp):
@@ -38,8 +41,9 @@ AxisSplit split_at(const std::vector<int64_t>& dims, size_t axis) {
   return s;
 }
 
-template <typename T>
-void log_softmax(const OpCall& c, AxisSplit a) {
+// SoftmaxV2 (log = false) or LogSoftmaxV2 (log = true) of X along one axis; Y: the output's type.
+template <typename X, typename Y>
+void softmax_along(const OpCall& c, AxisSplit a, bool log) {
   const void* x = c.in[0].data;
   void* y = c.out[0].data;
   std::vector<float> e(static_cast<size_t>(a.n));
@@ -48,15 +52,17 @@ void log_softmax(const OpCall& c, AxisSplit a) {
       const int64_t base = o * a.n * a.inner + in;
       float m = -std::numeric_limits<float>::infinity();
       for (int64_t k = 0; k < a.n; ++k) {
-        const float v = static_cast<float>(load_at<T>(x, base + k * a.inner));
+        const float v = static_cast<float>(load_at<X>(x, base + k * a.inner));
         if (replaces_max(v, m)) m = v;
       }
       for (int64_t k = 0; k < a.n; ++k)
-        e[static_cast<size_t>(k)] = std::exp(fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m));
-      const float ls = std::log(a.n > 0 ? row_sum(e.data(), e.size()) : 0.0f);
+        e[static_cast<size_t>(k)] = std::exp(fsub(static_cast<float>(load_at<X>(x, base + k * a.inner)), m));
+      const float s = a.n > 0 ? row_sum(e.data(), e.size()) : 0.0f;
+      const float ls = log ? std::log(s) : 0.0f;
       for (int64_t k = 0; k < a.n; ++k) {
-        const float sub = fsub(static_cast<float>(load_at<T>(x, base + k * a.inner)), m);
-        store_at<T>(y, base + k * a.inner, static_cast<typename T::Compute>(fsub(sub, ls)));
+        const float sub = fsub(static_cast<float>(load_at<X>(x, base + k * a.inner)), m);
+        const float v = log ? fsub(sub, ls) : fdiv(e[static_cast<size_t>(k)], s);
+        store_at<Y>(y, base + k * a.inner, static_cast<typename Y::Compute>(v));
       }
     }
 }
@@ -94,6 +100,22 @@ bool softmax_dtype(aclDataType t) { return t == ACL_FLOAT || t == ACL_FLOAT16 ||
 
 }  // namespace
 
+// The one axis of attribute `axes` (default [-1]) of x, split; ACL_SUCCESS or the failure.
+static aclError one_axis(const OpCall& c, const OpTensor& x, AxisSplit* split) {
+  std::vector<int64_t> axes = c.has_attr("axes") ? c.attr_list("axes") : std::vector<int64_t>{-1};
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (axes.size() != 1)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute axes is %s, expected one axis", c.type.c_str(),
+                shape_str(axes).c_str());
+  int64_t axis = axes[0];
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute axes is %s, out of range for input 0 %s", c.type.c_str(),
+                shape_str(axes).c_str(), shape_str(x.dims).c_str());
+  if (axis < 0) axis += rank;
+  *split = split_at(x.dims, static_cast<size_t>(axis));
+  return ACL_SUCCESS;
+}
+
 // LogSoftmaxV2(logits; axes = [-1]) -> logsoftmax, one axis.
 aclError k_log_softmax_v2(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
@@ -101,18 +123,40 @@ aclError k_log_softmax_v2(const OpCall& c, Run* run) {
   if (aclError rc = expect_dtype_in(c, "input 0 (logits)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
   if (aclError rc = expect_same_shape(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
-  std::vector<int64_t> axes = c.has_attr("axes") ? c.attr_list("axes") : std::vector<int64_t>{-1};
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  if (axes.size() != 1)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "LogSoftmaxV2: attribute axes is %s, expected one axis",
-                shape_str(axes).c_str());
-  int64_t axis = axes[0];
-  if (rank == 0 || axis < -rank || axis >= rank)
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "LogSoftmaxV2: attribute axes is %s, out of range for input 0 %s",
-                shape_str(axes).c_str(), shape_str(x.dims).c_str());
-  if (axis < 0) axis += rank;
-  const AxisSplit a = split_at(x.dims, static_cast<size_t>(axis));
-  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) { *run = [c, a] { log_softmax<decltype(t)>(c, a); }; });
+  AxisSplit a;
+  if (aclError rc = one_axis(c, x, &a)) return rc;
+  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c, a] { softmax_along<T, T>(c, a, /*log=*/true); };
+  });
+  return ACL_SUCCESS;
+}
+
+// SoftmaxV2(x; axes = [-1], half_to_float = false) -> y, one axis.
+aclError k_softmax_v2(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  const bool to_float = c.attr_int("half_to_float", 0) != 0 && x.dtype == ACL_FLOAT16;
+  if (to_float) {
+    if (y.dtype != ACL_FLOAT)
+      return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                  "SoftmaxV2: output 0 (y) has dtype %s, expected float32 (half_to_float with a float16 x)",
+                  dtype_name(y.dtype));
+  } else if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) {
+    return rc;
+  }
+  if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  AxisSplit a;
+  if (aclError rc = one_axis(c, x, &a)) return rc;
+  if (to_float) {
+    *run = [c, a] { softmax_along<F16, F32>(c, a, /*log=*/false); };
+    return ACL_SUCCESS;
+  }
+  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c, a] { softmax_along<T, T>(c, a, /*log=*/false); };
+  });
   return ACL_SUCCESS;
 }
 
@@ -142,6 +186,7 @@ aclError k_softmax_cross_entropy(const OpCall& c, Run* run) {
 }
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(softmax, {"LogSoftmaxV2", k_log_softmax_v2}, {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy})
+ACLSIM_OPS(softmax, {"SoftmaxV2", k_softmax_v2}, {"LogSoftmaxV2", k_log_softmax_v2},
+           {"SoftmaxCrossEntropyWithLogits", k_softmax_cross_entropy})
 
 }  // namespace aclsim

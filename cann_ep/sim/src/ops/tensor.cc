@@ -1,4 +1,4 @@
-// Data-movement kernels: BroadcastToD (attr shape), Fill (dims, value), TransposeD (attr
+// Data-movement kernels: BroadcastToD (attr shape), Expand (shape input), Fill (dims, value), TransposeD (attr
 // perm), Transpose (perm input), Slice (offsets, size inputs), Identity. They copy elements by
 // size, so they work for every dtype.
 #include <array>
@@ -21,6 +21,57 @@ aclError k_broadcast_to(const OpCall& c, Run* run) {
                 c.type.c_str(), shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str());
   size_t es = dtype_size(c.in[0].dtype);
   *run = [c, es] {
+    const auto* x = static_cast<const unsigned char*>(c.in[0].data);
+    auto* y = static_cast<unsigned char*>(c.out[0].data);
+    std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
+    for_each_broadcast(c.out[0].dims, s,
+                       [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
+  };
+  return ACL_SUCCESS;
+}
+
+// Expand(x, shape) -> y = x broadcast with `shape` like ONNX's Expand (hicann/ops-math@27338be9
+// math/expand/op_graph/expand_proto.h: "compatible with the ONNX operator Expand"; x and y
+// float16/float/int32/int64/int8/uint8/bool/bfloat16, shape 1-D ("the dim numbers of shape cannot be
+// more than one"), "the inputs cannot be empty tensor"; README: y at most 8-D). shape int32/int64
+// here (the README also lists int16, which nothing launches). A shape in device memory is read
+// when the op runs; one that does not give y's shape then is a device fault.
+aclError k_expand(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(
+          c, "input 0 (x)", x, {ACL_FLOAT16, ACL_FLOAT, ACL_INT32, ACL_INT64, ACL_INT8, ACL_UINT8, ACL_BOOL, ACL_BF16}))
+    return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  std::vector<int64_t> shape, want;
+  bool known = false;
+  if (aclError rc = read_index_list(c, 1, "input 1 (shape)", /*need_const=*/false, &shape, &known)) return rc;
+  if (x.numel == 0 || c.in[1].numel == 0)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Expand: input %s has no element (the inputs cannot be empty tensors)",
+                x.numel == 0 ? "0 (x)" : "1 (shape)");
+  if (y.dims.size() > 8)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Expand: output 0 (y) has shape %s, at most 8 dims",
+                shape_str(y.dims).c_str());
+  if (known) {
+    if (!broadcast_shape(x.dims, shape, &want))
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "Expand: input 0 (x) shape %s does not broadcast with input 1 (shape) %s", shape_str(x.dims).c_str(),
+                  shape_str(shape).c_str());
+    if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", want, "x broadcast with shape")) return rc;
+  } else if (!broadcast_shape(x.dims, y.dims, &want) || want != y.dims) {
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Expand: output 0 (y) shape %s is not a broadcast of input 0 (x) %s",
+                shape_str(y.dims).c_str(), shape_str(x.dims).c_str());
+  }
+  const size_t es = dtype_size(x.dtype);
+  *run = [c, es, known] {
+    if (!known) {
+      std::vector<int64_t> values, got;
+      for (int64_t i = 0; i < c.in[1].numel; ++i) values.push_back(index_at(c.in[1], i));
+      if (!broadcast_shape(c.in[0].dims, values, &got) || got != c.out[0].dims)
+        return device_fault("Expand: input 1 (shape) %s does not broadcast input 0 (x) %s to output 0 (y) %s",
+                            shape_str(values).c_str(), shape_str(c.in[0].dims).c_str(),
+                            shape_str(c.out[0].dims).c_str());
+    }
     const auto* x = static_cast<const unsigned char*>(c.in[0].data);
     auto* y = static_cast<unsigned char*>(c.out[0].data);
     std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
@@ -168,7 +219,7 @@ aclError k_identity(const OpCall& c, Run* run) {
 }
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Fill", k_fill}, {"TransposeD", k_transpose},
-           {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice})
+ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Expand", k_expand}, {"Fill", k_fill},
+           {"TransposeD", k_transpose}, {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice})
 
 }  // namespace aclsim
