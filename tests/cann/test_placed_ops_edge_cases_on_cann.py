@@ -180,6 +180,46 @@ def test_reduce_mean_over_an_empty_axis_fails_naming_the_node():
         session.run(None, feeds_of(inputs, consts=[1]))
 
 
+# -- Gather: a constant run of consecutive indices is one Slice; other indices stay on the CPU ----
+
+@pytest.mark.parametrize("indices, axis", [
+    (np.array([[1, 2, 3]], np.int64), 0), (np.array([-3, -2], np.int64), 1), (np.array(-4, np.int64), 1),
+    (np.zeros((2, 0), np.int64), 0), (np.array([0, 1, 2, 3], np.int64), -1)])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_gather_of_a_run_is_the_cpu_result(indices, axis, symbolic):
+    x = np.arange(5 * 4, dtype=np.float32).reshape(5, 4)
+    inputs = [x, indices]
+    want, got = cpu_and_placed(one_node("Gather", inputs, {"axis": axis}, consts=[1], symbolic=symbolic),
+                               feeds_of(inputs, consts=[1]))
+    assert_bits_equal(got[0], want[0])
+    assert_bits_equal(got[0], np.take(x, indices, axis=axis))
+
+
+@pytest.mark.parametrize("indices, consts, why", [
+    (np.array([0, 2], np.int64), [1], r"indices \[0, 2\] are not a run of consecutive positions"),
+    (np.array([2, 1], np.int64), [1], r"indices \[2, 1\] are not a run"),
+    (np.array([-1, 0], np.int64), [1], r"indices \[-1, 0\] are not a run"),  # 3, 0 for an axis of 4
+    (np.array([0, 1], np.int64), [], "indices computed at run time"),
+])
+def test_gather_of_other_indices_stays_on_the_cpu_with_the_reason(indices, consts, why):
+    x = np.ones((3, 4), np.float32)
+    model = one_node("Gather", [x, indices], {"axis": 1}, consts=consts)
+    (entry,) = cann_ep.session(model).placement.nodes
+    assert entry.where == "cpu"
+    assert __import__("re").search(why, str(entry.reason)), entry.reason
+
+
+def test_gather_index_out_of_range_fails_naming_the_node():
+    # [-9, -8] are consecutive whatever the axis' length, so a symbolic graph places them; the
+    # kernel checks the range when it runs (the CPU EP fails too).
+    x = np.ones((3, 4), np.float32)
+    inputs = [x, np.array([-9, -8], np.int64)]
+    session = cann_ep.session(one_node("Gather", inputs, {"axis": 1}, consts=[1], symbolic=True, name="pick"))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"Gather node 'pick' on CANN: index -9 is out of range \[-4, 3\] for axis 1"):
+        session.run(None, feeds_of(inputs, consts=[1]))
+
+
 @functools.lru_cache(maxsize=1)
 def onnx_node_cases():
     """ONNX's node test cases (model + data) whose graph has a ReduceSum or a Gemm."""
