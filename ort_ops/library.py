@@ -69,6 +69,8 @@ class KernelSignature:
     provider: str
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    variadic_inputs: bool = False  # the last input repeats (at least once), like Concat's
+    variadic_outputs: bool = False  # the last output repeats, like Split's
 
 
 def kernel_signatures() -> tuple[KernelSignature, ...]:
@@ -80,8 +82,8 @@ def kernel_signatures() -> tuple[KernelSignature, ...]:
     out = []
     for line in lib.OrtOpsRegisteredKernels().decode().splitlines():
         domain, name, ep, ins, outs = line.split()
-        codes = lambda text: () if text == "-" else tuple(int(t) for t in text.split(","))
-        out.append(KernelSignature(domain, name, ep, codes(ins), codes(outs)))
+        codes = lambda text: () if text == "-" else tuple(int(t.rstrip("*")) for t in text.split(","))
+        out.append(KernelSignature(domain, name, ep, codes(ins), codes(outs), ins.endswith("*"), outs.endswith("*")))
     return tuple(out)
 
 

@@ -74,7 +74,8 @@ std::string TypeList(const OrtCustomOp* op, bool inputs) {
   const size_t n = inputs ? op->GetInputTypeCount(op) : op->GetOutputTypeCount(op);
   for (size_t i = 0; i < n; ++i) {
     const auto type = inputs ? op->GetInputType(op, i) : op->GetOutputType(op, i);
-    text += (i ? "," : "") + std::to_string(static_cast<int>(type));
+    const auto kind = inputs ? op->GetInputCharacteristic(op, i) : op->GetOutputCharacteristic(op, i);
+    text += (i ? "," : "") + std::to_string(static_cast<int>(type)) + (kind == INPUT_OUTPUT_VARIADIC ? "*" : "");
   }
   return text.empty() ? "-" : text;
 }
@@ -199,7 +200,8 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
 }
 
 // The kernels the library registers, one "<domain> <op> <EP> <input types> <output types>" line
-// each, types as comma-separated ONNX element type codes ("-" for none): for the contract test
+// each, types as comma-separated ONNX element type codes ("-" for none; "*" after the last one:
+// it repeats, a variadic input or output): for the contract test
 // (they must equal the op definitions of ort_ops/ops/) and the placement pass (it places only
 // what has a kernel). Valid until the next call on the same thread.
 extern "C" __attribute__((visibility("default"))) const char* OrtOpsRegisteredKernels() {

@@ -318,14 +318,16 @@ class _Kernels:
 
 
 def _has_kernel(kernels, ins: tuple, outs: tuple) -> bool:
-    """Whether one of ``kernels`` takes these input / output types (None: absent or unknown)."""
-    for k in kernels:
-        if len(ins) > len(k.inputs) or len(outs) > len(k.outputs):
-            continue
-        if all(t is None or t == want for t, want in zip(ins, k.inputs)) and \
-                all(t is None or t == want for t, want in zip(outs, k.outputs)):
-            return True
-    return False
+    """Whether one of ``kernels`` takes these input / output types (None: absent or unknown; a
+    variadic last input or output repeats to cover the rest)."""
+    def fits(types: tuple, declared: tuple, variadic: bool) -> bool:
+        if variadic:
+            declared = declared + declared[-1:] * max(0, len(types) - len(declared))
+        elif len(types) > len(declared):
+            return False
+        return all(t is None or t == want for t, want in zip(types, declared))
+
+    return any(fits(ins, k.inputs, k.variadic_inputs) and fits(outs, k.outputs, k.variadic_outputs) for k in kernels)
 
 
 def _main_dtype(info: NodeInfo) -> str | None:

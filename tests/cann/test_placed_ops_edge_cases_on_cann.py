@@ -220,6 +220,27 @@ def test_gather_index_out_of_range_fails_naming_the_node():
         session.run(None, feeds_of(inputs, consts=[1]))
 
 
+# -- Concat / Split: empty tensors are left out of ConcatV2 / SplitV (CANN needs >= 2 inputs, pieces >= 1) --
+
+def test_concat_of_empty_inputs_only_is_empty():
+    inputs = [np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)]
+    want, got = cpu_and_placed(one_node("Concat", inputs, {"axis": 0}), feeds_of(inputs))
+    assert got[0].shape == want[0].shape == (0, 3)
+
+
+def test_split_with_sizes_not_summing_to_the_dim_fails_naming_the_node():
+    x = np.ones((2, 5), np.float32)
+    inputs = [x, np.array([2, 2], np.int64)]
+    model = one_node("Split", inputs, {"axis": 1}, consts=[1], name="cut")
+    model.graph.node[0].output.append("out1")
+    model.graph.output.append(helper.make_empty_tensor_value_info("out1"))
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"Split node 'cut' on CANN: split \[2, 2\] must give 2 non-negative sizes "
+                                        r"summing to dim 5 of input of shape \[2, 5\]"):
+        session.run(None, feeds_of(inputs, consts=[1]))
+
+
 @functools.lru_cache(maxsize=1)
 def onnx_node_cases():
     """ONNX's node test cases (model + data) whose graph has a ReduceSum or a Gemm."""

@@ -41,7 +41,7 @@ MISSING = {
     "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
 }
 # Op types every family has (README rows all √, or no README).
-EVERYWHERE = ["SoftmaxV2", "Pow", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",
+EVERYWHERE = ["SoftmaxV2", "Pow", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",
               "MaxPoolGrad", "MatMulV2", "MatMul", "BatchMatMul", "Conv2D", "GEMM", "BroadcastToD",
               "NoSuchOpAnywhere"]
 

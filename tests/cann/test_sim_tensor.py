@@ -190,3 +190,87 @@ def test_expand_errors(tmp_path):
     assert "Expand: input 1 (shape) [5,3] does not broadcast input 0 (x) [2,3] to output 0 (y) [2,3]" in msgs[5]
     assert "at most 8 dims" in msgs[6]
     assert "output 0 (y) has dtype" in msgs[7]
+
+
+# ConcatV2(x_0, ..., x_{N-1}, concat_dim) and SplitV(x, size_splits, split_dim) (hicann/ops-math@c4193324
+# conversion/concat_v2, conversion/split_v: protos and READMEs): NumPy's concatenate / split are the
+# references; at least two inputs to join, every piece >= 1, no bfloat16 on ascend910 / ascend310p.
+JOIN_TYPES = [np.float32, np.float16, BF16, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_]
+JOIN_IDS = ["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8", "bool"]
+
+
+@pytest.mark.parametrize("dtype", JOIN_TYPES, ids=JOIN_IDS)
+def test_concat_v2_and_split_v(tmp_path, dtype):
+    cases, refs = [], []
+    for shapes, axis in [([(2, 3), (2, 5)], 1), ([(1, 4), (3, 4), (2, 4)], 0), ([(2, 1, 3), (2, 4, 3)], -2),
+                         ([(3,), (0,), (2,)], 0), ([(2, 2, 1), (2, 2, 2)], 2)]:
+        xs = [data(s, dtype) for s in shapes]
+        ref = np.concatenate(xs, axis=axis)
+        dim = np.array(axis, np.int32 if len(shapes) == 2 else np.int64)
+        cases.append(("ConcatV2", xs + [const(dim)], [(acl_dtype(dtype), list(ref.shape))], {"N": len(xs)}))
+        refs.append([ref])
+    for shape, sizes, axis in [((4, 7), [2, 4, 1], 1), ((6, 2), [3, 3], 0), ((2, 3, 5), [1, 4], -1), ((3,), [1, 1, 1], 0)]:
+        x = data(shape, dtype)
+        pieces = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+        cases.append(("SplitV", [x, const(np.array(sizes, np.int64)), const(np.array(axis, np.int32))],
+                      [(acl_dtype(dtype), list(p.shape)) for p in pieces], {"num_split": len(sizes)}))
+        refs.append(pieces)
+    for (rc, msg, outs), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert len(outs) == len(ref)
+        for y, r in zip(outs, ref):
+            assert_bits_equal(y, r.copy())
+
+
+def test_concat_v2_and_split_v_errors(tmp_path):
+    x = np.ones((2, 3), np.float32)
+    d1 = const(np.array(1, np.int64))
+    sizes = const(np.array([1, 2], np.int64))
+    results = run_ops(tmp_path, [
+        ("ConcatV2", [x, d1], [(ACL_FLOAT, [2, 3])], None),  # one tensor
+        ("ConcatV2", [x, np.ones((3, 3), np.float32), d1], [(ACL_FLOAT, [2, 6])], None),
+        ("ConcatV2", [x, x, const(np.array(2, np.int64))], [(ACL_FLOAT, [2, 6])], None),
+        ("ConcatV2", [x, x, np.array(1, np.int64)], [(ACL_FLOAT, [2, 6])], None),  # concat_dim in device memory
+        ("ConcatV2", [x, x.astype(np.float16), d1], [(ACL_FLOAT, [2, 6])], None),
+        ("ConcatV2", [x, x, d1], [(ACL_FLOAT, [2, 5])], None),
+        ("SplitV", [x, sizes, d1], [(ACL_FLOAT, [2, 1]), (ACL_FLOAT, [2, 2])], None),  # no num_split
+        ("SplitV", [x, const(np.array([0, 3], np.int64)), d1], [(ACL_FLOAT, [2, 0]), (ACL_FLOAT, [2, 3])],
+         {"num_split": 2}),
+        ("SplitV", [x, const(np.array([1, 1], np.int64)), d1], [(ACL_FLOAT, [2, 1]), (ACL_FLOAT, [2, 1])],
+         {"num_split": 2}),
+        ("SplitV", [x, sizes, d1], [(ACL_FLOAT, [2, 1]), (ACL_FLOAT, [2, 2])], {"num_split": 3}),
+        ("SplitV", [x, sizes, d1], [(ACL_FLOAT, [2, 1]), (ACL_FLOAT, [2, 3])], {"num_split": 2}),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH], results
+    msgs = [r[1] for r in results]
+    assert "ConcatV2: 1 input tensor(s) x, expected at least 2" in msgs[0]
+    assert "ConcatV2: input x1 has shape [3,3], x0 [2,3]: they differ outside dim 1" in msgs[1]
+    assert "input concat_dim is 2, out of range [-2, 1]" in msgs[2]
+    assert "must be a constant input" in msgs[3]
+    assert "output 0 (y) has shape [2,5], expected [2,6]" in msgs[5]
+    assert "the required attribute num_split is not set" in msgs[6]
+    assert "input 1 (size_splits) [0,3]: each size must be >= 1" in msgs[7]
+    assert "must hold num_split = 2 sizes summing to dim 1 of x [2,3]" in msgs[8]
+    assert "attribute num_split is 3, but there are 2 outputs" in msgs[9]
+    assert "output 1 has shape [2,3], expected [2,2]" in msgs[10]
+
+
+@pytest.mark.parametrize("soc, refused", [("Ascend910A", True), ("Ascend310P3", True), ("Ascend910B1", False)])
+def test_concat_v2_and_split_v_bfloat16_by_soc(tmp_path, soc, refused):
+    x = data((2, 3), BF16)
+    d1 = const(np.array(1, np.int64))
+    results = run_ops(tmp_path, [
+        ("ConcatV2", [x, x, d1], [(acl_dtype(BF16), [2, 6])], None),
+        ("SplitV", [x, const(np.array([1, 2], np.int64)), d1], [(acl_dtype(BF16), [2, 1]), (acl_dtype(BF16), [2, 2])],
+         {"num_split": 2}),
+    ], ACLSIM_SOC_NAME=soc)
+    for rc, msg, _ in results:
+        if refused:
+            assert rc == ACL_ERROR_UNSUPPORTED_DATA_TYPE and "bfloat16 is not supported on ascend" in msg, msg
+        else:
+            assert rc == 0 and msg is None, msg

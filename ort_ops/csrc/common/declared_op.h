@@ -30,6 +30,9 @@ struct IoSpec {
   // Inputs only: the kernel reads it in CPU memory (shapes, axes): ORT keeps it on the host
   // (an initializer is placed there once, no copy per run).
   bool on_cpu = false;
+  // The last input or output only: it repeats (at least once, every one of `type`), like
+  // Concat's inputs and Split's outputs.
+  bool variadic = false;
 };
 
 // Kernels of declared ops: constructed by the op's factory, one per node.
@@ -62,20 +65,20 @@ class DeclaredOp : public Ort::CustomOpBase<DeclaredOp, Kernel, /*WithStatus=*/t
   const char* GetExecutionProviderType() const { return execution_provider_; }
   size_t GetInputTypeCount() const { return inputs_.size(); }
   ONNXTensorElementDataType GetInputType(size_t i) const { return inputs_[i].type; }
-  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t i) const {
-    return inputs_[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
-  }
+  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t i) const { return Characteristic(inputs_[i]); }
   OrtMemType GetInputMemoryType(size_t i) const { return inputs_[i].on_cpu ? OrtMemTypeCPUInput : OrtMemTypeDefault; }
   size_t GetOutputTypeCount() const { return outputs_.size(); }
   ONNXTensorElementDataType GetOutputType(size_t i) const { return outputs_[i].type; }
-  OrtCustomOpInputOutputCharacteristic GetOutputCharacteristic(size_t i) const {
-    return outputs_[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
-  }
+  OrtCustomOpInputOutputCharacteristic GetOutputCharacteristic(size_t i) const { return Characteristic(outputs_[i]); }
 
   const std::vector<IoSpec>& inputs() const { return inputs_; }
   const std::vector<IoSpec>& outputs() const { return outputs_; }
 
  private:
+  static OrtCustomOpInputOutputCharacteristic Characteristic(const IoSpec& io) {
+    return io.variadic ? INPUT_OUTPUT_VARIADIC : io.optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+  }
+
   const char* name_;
   const char* execution_provider_;
   std::vector<IoSpec> inputs_, outputs_;

@@ -40,6 +40,8 @@ inline IoSpec In(ONNXTensorElementDataType type) { return IoSpec{type, false, fa
 inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, true, false}; }
 // An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
 inline IoSpec HostInts(bool optional = false) { return IoSpec{kI64, optional, true}; }
+// The last input or output, repeated (Concat's inputs, Split's outputs), each of `type`.
+inline IoSpec Variadic(ONNXTensorElementDataType type) { return IoSpec{type, false, false, true}; }
 
 // The CANN op types a placed kernel launches on one of its routes: written once, in
 // ort_ops/cann_soc_table.json "placed" (ONNX op -> route -> CANN ops), which rewrite.placement reads
