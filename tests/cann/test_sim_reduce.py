@@ -199,3 +199,45 @@ def test_reduce_mean_empty_axes_empty_tensors_and_errors(tmp_path):
     assert results[1][2][0].tolist() == 2.5  # 15 / 6
     assert np.isnan(results[2][2][0]).tolist() == [True] * 3  # 0 / 0
     assert "ReduceMean: input 1 (axes) [2]: axis 2 is out of range [-2, 1]" in results[4][1]
+
+
+# ReduceMax / ReduceMin (hicann/ops-math@c4193324 math/reduce_max/op_graph/reduce_max_proto.h,
+# math/reduce_min/op_graph/reduce_min_proto.h: ReduceSum's inputs, attributes and shape rules):
+# NumPy's np.max / np.min (a NaN among the inputs gives NaN, as np.max does) are the reference.
+EXTREME_TYPES = [np.float32, np.float16, BF16, np.float64, np.int32, np.int64]
+EXTREME_IDS = ["float32", "float16", "bfloat16", "float64", "int32", "int64"]
+
+
+@pytest.mark.parametrize("dtype", EXTREME_TYPES, ids=EXTREME_IDS)
+def test_reduce_max_and_min(tmp_path, dtype):
+    rng = np.random.default_rng(41)
+    x = rng.integers(-50, 50, (3, 4, 5)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[0, 1, 2] = np.nan  # its outputs are NaN
+        x[1, 2, :] = -np.inf
+        x[2, 0, 0] = np.inf
+        x[2, 3, 4] = -0.0
+    cases, refs = [], []
+    for axes, keep in [([1], False), ([-1], True), ([0, 2], False), ([0, 1, 2], False), ([2, -1], True)]:
+        for op, fn in [("ReduceMax", np.max), ("ReduceMin", np.min)]:
+            ref = np.asarray(fn(x, axis=tuple(sorted({a % 3 for a in axes})), keepdims=keep))
+            cases.append((op, [x, const(np.array(axes, np.int64))], [(acl_dtype(dtype), list(ref.shape))],
+                          {"keep_dims": keep}))
+            refs.append(ref.astype(dtype))
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y.reshape(ref.shape), ref, nan_payload=False) if np.dtype(dtype).kind == "f" else \
+            assert_bits_equal(y.reshape(ref.shape), ref)
+
+
+def test_reduce_max_over_no_element_is_refused(tmp_path):
+    x = np.zeros((2, 0, 3), np.float32)
+    results = run_ops(tmp_path, [
+        ("ReduceMax", [x, const(np.array([1], np.int64))], [(ACL_FLOAT, [2, 3])], None),
+        ("ReduceMin", [x, const(np.array([0], np.int64))], [(ACL_FLOAT, [0, 3])], None),  # nothing to compute
+        ("ReduceMax", [x.astype(np.int8), const(np.array([1], np.int64))], [(acl_dtype(np.int8), [2, 3])], None),
+    ])
+    assert results[0][0] == ACL_ERROR_OP_INPUT_NOT_MATCH
+    assert "ReduceMax: input 0 (x) [2,0,3] has no element to take the maximum of" in results[0][1]
+    assert results[1][0] == 0, results[1][1]
+    assert results[2][0] == ACL_ERROR_UNSUPPORTED_DATA_TYPE

@@ -1,8 +1,9 @@
-// ReduceSum (opset 13+ form: axes as an optional host input) and ReduceMean (axes as an attribute
-// before opset 18, as an optional host input from 18) placed on CANN: the CANN op of the same name
-// with the axes as a constant input. Empty axes with noop_with_empty_axes = 1: a device copy; a
-// reduction over an empty axis (x has no elements, the output has some): zeros for ReduceSum (the
-// empty sum); ReduceMean refuses it (CANN's ReduceMean is not specified there, ONNX gives NaN).
+// ReduceSum (opset 13+ form: axes as an optional host input) and ReduceMean, ReduceMax, ReduceMin
+// (axes as an attribute before opset 18, as an optional host input from 18) placed on CANN: the
+// CANN op of the same name with the axes as a constant input. Empty axes with noop_with_empty_axes
+// = 1: a device copy; a reduction over an empty axis (x has no elements, the output has some):
+// zeros for ReduceSum (the empty sum); the others refuse it (CANN's ops are not specified there;
+// ONNX gives NaN for the mean, -inf / +inf or the type's limits for max / min).
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::reduce {
@@ -51,8 +52,9 @@ class ReduceKernel : public PlacedKernel {
       if (x.count == 0) {
         // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
         if (sum) return run.ZeroOnDevice(out, count * ElementSize(x.type));
-        return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
-                    ShapeText(shape) + " (expected a non-empty reduction)");
+        const std::string verb = std::string(name()) == "ReduceMean" ? "average" : "reduce";
+        return Fail("data of shape " + ShapeText(x.shape) + " has no element to " + verb +
+                    " over axes of output shape " + ShapeText(shape) + " (expected a non-empty reduction)");
       }
       const aclDataType type = AclTypeOf(x.type);
       return AclOp(*run.acl, name())
@@ -79,6 +81,11 @@ void RegisterCann(OpList& list) {
   }
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     list.Add("ReduceMean", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64}) {
+    for (const char* op : {"ReduceMax", "ReduceMin"}) {
+      list.Add(op, {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
+    }
   }
 }
 

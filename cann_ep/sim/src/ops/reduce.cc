@@ -11,6 +11,12 @@
 // REG_OP(ReduceMean)); each output is that sum divided by the number of reduced elements, in the
 // accumulator type, rounded once (a reduction over no element gives 0/0, NaN). Float types only
 // here (the spec also lists integer and complex ones, which nothing launches).
+// ReduceMax / ReduceMin(x, axes; keep_dims = false, noop_with_empty_axes = true) -> y: the same
+// inputs, attributes and shape rules (hicann/ops-math@c4193324 math/reduce_max/op_graph/
+// reduce_max_proto.h, REG_OP(ReduceMax), math/reduce_min/op_graph/reduce_min_proto.h; axes in
+// [-rank, rank - 1]); each output is the largest / smallest of its inputs, a NaN among them gives
+// NaN (the rule the device's max/min kernels keep: a NaN replaces the running value); float32,
+// float16, bfloat16, float64, int32, int64 here. A reduction over no element has no value: refused.
 #include <cstring>
 #include <type_traits>
 
@@ -68,8 +74,20 @@ struct AccOf<C, false> {
   using type = std::make_unsigned_t<C>;
 };
 
+enum class Reduce { kSum, kMean, kMax, kMin };
+
+// The running max / min: `v` replaces `acc` if it is larger / smaller or NaN; a NaN stays.
+template <typename C>
+C extreme(Reduce r, C acc, C v) {
+  if constexpr (std::is_floating_point<C>::value) {
+    if (acc != acc) return acc;
+    if (v != v) return v;
+  }
+  return (r == Reduce::kMax ? v > acc : v < acc) ? v : acc;
+}
+
 template <typename T>
-void reduce(const OpCall& c, const ReducePlan& p, bool mean) {
+void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
   const OpTensor &x = c.in[0], &y = c.out[0];
   if (p.identity) {
     if (x.bytes > 0 && y.data != x.data) std::memmove(y.data, x.data, x.bytes);
@@ -91,6 +109,20 @@ void reduce(const OpCall& c, const ReducePlan& p, bool mean) {
   std::vector<int64_t> idx(x.dims.size(), 0);
   int64_t o = 0;
   for (int64_t i = 0; i < x.numel; ++i) {
+    if (r == Reduce::kMax || r == Reduce::kMin) {
+      const C v = static_cast<C>(load_at<T>(x.data, i));
+      const C prev = static_cast<C>(acc[o]);
+      acc[o] = static_cast<Acc>(started[o] ? extreme(r, prev, v) : v);
+      started[o] = true;
+      for (size_t d = x.dims.size(); d-- > 0;) {
+        ++idx[d];
+        o += out_stride[d];
+        if (idx[d] < x.dims[d]) break;
+        o -= out_stride[d] * x.dims[d];
+        idx[d] = 0;
+      }
+      continue;
+    }
     const Acc v = static_cast<Acc>(load_at<T>(x.data, i));
     if constexpr (std::is_same<Acc, float>::value) {
       acc[o] = started[o] ? fadd(acc[o], v) : v;
@@ -110,7 +142,7 @@ void reduce(const OpCall& c, const ReducePlan& p, bool mean) {
     }
   }
   if constexpr (std::is_floating_point<Acc>::value) {
-    if (mean) {
+    if (r == Reduce::kMean) {
       const Acc count = static_cast<Acc>(n_out == 0 ? 0 : x.numel / n_out);
       for (Acc& a : acc) {
         if constexpr (std::is_same<Acc, float>::value)
@@ -125,8 +157,16 @@ void reduce(const OpCall& c, const ReducePlan& p, bool mean) {
 
 }  // namespace
 
-// ReduceSum / ReduceMean (`op`): the checks of the inputs, then the launch.
-static aclError k_reduce(const OpCall& c, Run* run, const char* op, bool mean) {
+// A ReduceMax / ReduceMin whose outputs reduce no element (x empty, y not): no value to give.
+static bool no_extreme(Reduce kind, const OpTensor& x, const ReducePlan& p) {
+  if ((kind != Reduce::kMax && kind != Reduce::kMin) || x.numel != 0 || p.identity) return false;
+  int64_t outputs = 1;
+  for (int64_t d : p.out_dims) outputs *= d;
+  return outputs > 0;
+}
+
+// ReduceSum / ReduceMean / ReduceMax / ReduceMin (`op`): the checks of the inputs, then the launch.
+static aclError k_reduce(const OpCall& c, Run* run, const char* op, Reduce kind) {
   const OpTensor& x = c.in[0];
   std::vector<int64_t> axes;
   bool known;
@@ -141,20 +181,24 @@ static aclError k_reduce(const OpCall& c, Run* run, const char* op, bool mean) {
     if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", plan.out_dims,
                                           keep_dims ? "x reduced over axes, keep_dims=true" : "x reduced over axes"))
       return rc;
+    if (no_extreme(kind, x, plan))
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (x) %s has no element to take the %s of", op,
+                  shape_str(x.dims).c_str(), kind == Reduce::kMax ? "maximum" : "minimum");
   }
   visit_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!T::kBool)
-      *run = [c, plan, known, keep_dims, noop_empty, mean] {
-        if (known || c.in[1].numel == 0) return reduce<T>(c, plan, mean);
+      *run = [c, plan, known, keep_dims, noop_empty, kind] {
+        if (known || c.in[1].numel == 0) return reduce<T>(c, plan, kind);
         std::vector<int64_t> values;  // axes in device memory: read and checked now, in stream order
         for (int64_t i = 0; i < c.in[1].numel; ++i) values.push_back(index_at(c.in[1], i));
         ReducePlan p;
         std::string bad = plan_reduce(c.in[0].dims, values, keep_dims, noop_empty, &p);
+        if (bad.empty() && no_extreme(kind, c.in[0], p)) bad = "a maximum / minimum over no element";
         if (bad.empty() && !shape_fits(p.out_dims, c.out[0].dims))
           bad = "gives y shape " + shape_str(p.out_dims) + ", but output 0 (y) is " + shape_str(c.out[0].dims);
         if (!bad.empty()) return device_fault("input 1 (axes) %s: %s", shape_str(values).c_str(), bad.c_str());
-        reduce<T>(c, p, mean);
+        reduce<T>(c, p, kind);
       };
   });
   return ACL_SUCCESS;
@@ -163,15 +207,28 @@ static aclError k_reduce(const OpCall& c, Run* run, const char* op, bool mean) {
 aclError k_reduce_sum(const OpCall& c, Run* run) {
   if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
     return rc;
-  return k_reduce(c, run, "ReduceSum", false);
+  return k_reduce(c, run, "ReduceSum", Reduce::kSum);
 }
 
 aclError k_reduce_mean(const OpCall& c, Run* run) {
   if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE})) return rc;
-  return k_reduce(c, run, "ReduceMean", true);
+  return k_reduce(c, run, "ReduceMean", Reduce::kMean);
+}
+
+aclError k_reduce_max(const OpCall& c, Run* run) {
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+    return rc;
+  return k_reduce(c, run, "ReduceMax", Reduce::kMax);
+}
+
+aclError k_reduce_min(const OpCall& c, Run* run) {
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+    return rc;
+  return k_reduce(c, run, "ReduceMin", Reduce::kMin);
 }
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum}, {"ReduceMean", k_reduce_mean})
+ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum}, {"ReduceMean", k_reduce_mean}, {"ReduceMax", k_reduce_max},
+           {"ReduceMin", k_reduce_min})
 
 }  // namespace aclsim
