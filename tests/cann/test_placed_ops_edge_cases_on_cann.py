@@ -241,6 +241,24 @@ def test_split_with_sizes_not_summing_to_the_dim_fails_naming_the_node():
         session.run(None, feeds_of(inputs, consts=[1]))
 
 
+# -- AveragePool with count_include_pad and end padding: ONNX's divisor (the window within the padded
+# image, as PyTorch), which CANN's AvgPoolV2 (exclusive = false) computes; onnxruntime's CPU EP
+# leaves the end padding out of the divisor, so NumPy is the reference here.
+
+def test_average_pool_counting_end_padding_divides_like_onnx():
+    x = np.arange(30, dtype=np.float32).reshape(1, 1, 5, 6)
+    attrs = {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1], "count_include_pad": 1}
+    session = cann_ep.session(one_node("AveragePool", [x], attrs))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    (got,) = session.run(None, {"in0": x})
+    padded = np.pad(x[0, 0], ((1, 1), (0, 1)))
+    want = np.array([[padded[2 * i:2 * i + 3, j:j + 2].sum() / 6 for j in range(6)] for i in range(3)], np.float32)
+    np.testing.assert_allclose(got[0, 0], want, rtol=1e-6)
+    cpu = ort.InferenceSession(one_node("AveragePool", [x], attrs).SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, {"in0": x})[0]
+    assert not np.allclose(cpu[0, 0, 2], want[2])  # the CPU EP's last row divides by 4, not 6
+
+
 @functools.lru_cache(maxsize=1)
 def onnx_node_cases():
     """ONNX's node test cases (model + data) whose graph has a ReduceSum or a Gemm."""

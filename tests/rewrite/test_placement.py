@@ -406,15 +406,15 @@ def test_arithmetic_of_unknown_type_that_the_ep_may_take_is_an_error():
     assert n.node == "sub" and "Sub(?)" in n.error and "input types unknown" in n.error, n
 
 
-@pytest.mark.parametrize("pads, error", [([0, 0, 0, 0], False), ([1, 1, 1, 1], True)])
-def test_a_node_whose_ep_kernel_has_a_known_defect_is_an_error(pads, error):
-    """AveragePool has no placed kernel; with pads the EP's own kernel divides by the wrong count
-    (rewrite.placement.ep_defects): the report says so and check() refuses the session; without
-    pads the EP's kernel is fine."""
+@pytest.mark.parametrize("shape, error", [([1, 2, 4, 4], False), ([1, 2, 4], True)])
+def test_a_node_whose_ep_kernel_has_a_known_defect_is_an_error(shape, error):
+    """GlobalAveragePool has no placed kernel; on non-4-D input the EP's own kernel sends NCHW
+    attributes AvgPoolV2 rejects (rewrite.placement.ep_defects): the report says so and check()
+    refuses the session; on 4-D input the EP's kernel is fine."""
     from ort_ops.rewrite.placement import PlacementError
 
-    node = helper.make_node("AveragePool", ["x"], ["y"], "pool", kernel_shape=[2, 2], pads=pads)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TP.FLOAT, [1, 1, 4, 4])],
+    node = helper.make_node("GlobalAveragePool", ["x"], ["y"], "pool")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TP.FLOAT, shape)],
                               [helper.make_tensor_value_info("y", TP.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
     report = PlacementReport()
@@ -422,8 +422,23 @@ def test_a_node_whose_ep_kernel_has_a_known_defect_is_an_error(pads, error):
     (n,) = report.nodes
     assert n.where == "cann_ep" and bool(n.error) == error, n
     if error:
-        assert "AveragePool(float32)" in n.error and "count_include_pad" in n.error
-        with pytest.raises(PlacementError, match="AveragePool node 'pool'"):
+        assert "GlobalAveragePool(float32)" in n.error, n.error
+        with pytest.raises(PlacementError, match="GlobalAveragePool node 'pool'"):
             report.check()
     else:
         report.check()
+
+
+@pytest.mark.skipif(not has_cann_kernels(), reason="the library was built without its CANN kernels")
+def test_average_pool_with_pads_is_placed_not_left_to_the_defective_ep_kernel():
+    """The EP's AveragePool inverts count_include_pad (ep_defects); the placed kernel sets
+    AvgPoolV2's exclusive itself."""
+    node = helper.make_node("AveragePool", ["x"], ["y"], "pool", kernel_shape=[2, 2], pads=[1, 1, 1, 1])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TP.FLOAT, [1, 1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
+    report = PlacementReport()
+    place(model, report=report)
+    (n,) = report.nodes
+    assert n.where == "placed" and not n.error, n
+    report.check()
