@@ -12,7 +12,13 @@ backward fused (EluGrad), the optimizer update as an ONNX graph, no placement.
 ``after``: :func:`ort_ops.rewrite.fuse_training` (EluGrad, softmax cross-entropy, MaxPool backward), the
 fused optimizer update ops, and :func:`ort_ops.rewrite.placement.place` (``cann_ep.session``'s default).
 
+``--corpus``: the same counts for one training step of each users' setup of
+``models/user_setups.py`` (the corpus of tests/cann/test_user_setups_on_cann.py), SGD and Adam,
+``before`` (fused graph, no placement, the update as an ONNX graph) and ``after`` (placed, fused
+update ops), as one table.
+
     .venv-cann/bin/python benchmarks/bench_cann_step.py [--steps 5] [--soc Ascend910B1] [--json out.json]
+    .venv-cann/bin/python benchmarks/bench_cann_step.py --corpus [--steps 3]
 """
 
 from __future__ import annotations
@@ -67,8 +73,33 @@ def measure(kind: str, model: str, optimizer: str, mode: str, steps: int, soc: s
                           capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} {model} {optimizer} {mode} failed:\n{proc.stderr[-3000:]}")
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@")][-1]
-    return json.loads(line[2:])
+    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+
+
+def corpus(steps: int, soc: str) -> dict:
+    """The --corpus table: per setup, optimizer and mode, the per-step counts (or the error)."""
+    from models import user_setup_fixtures
+
+    print(f"{'setup':22s} {'opt':4s} {'mode':6s} {'CPU runs':>8s} {'H2D':>5s} {'D2H':>5s} {'D2D':>5s} "
+          f"{'launches':>8s} {'nodes':>5s} {'BcastD':>6s}  on the CPU")
+    results = {}
+    for name in user_setup_fixtures.names():
+        for optimizer in ("sgd", "adam"):
+            for mode in ("before", "after"):
+                key = f"{name} {optimizer} {mode}"
+                try:
+                    r = measure("setup", name, optimizer, mode, steps, soc)
+                except RuntimeError as error:
+                    last = [ln for ln in str(error).splitlines() if ln.strip()][-1]
+                    results[key] = {"error": last}
+                    print(f"{name:22s} {optimizer:4s} {mode:6s} failed: {last[:110]}")
+                    continue
+                results[key] = r
+                c = r["copies"]
+                print(f"{name:22s} {optimizer:4s} {mode:6s} {r['providers'].get('CPUExecutionProvider', 0):8g} "
+                      f"{c['copies_h2d']:5g} {c['copies_d2h']:5g} {c['copies_d2d']:5g} {r['launch_total']:8g} "
+                      f"{r['nodes']:5d} {r['launches'].get('BroadcastToD', 0):6g}  {fmt_counts(r['cpu_ops'])}")
+    return results
 
 
 def fmt_counts(counts: dict, width: int = 0) -> str:
@@ -82,8 +113,17 @@ def main(argv=None) -> int:
     p.add_argument("--soc", default="Ascend910B1", help="ACLSIM_SOC_NAME of the simulated device")
     p.add_argument("--only", default="", help="comma-separated subset, e.g. train:mlp:sgd,infer:cnn")
     p.add_argument("--json", help="write the numbers here")
+    p.add_argument("--corpus", action="store_true", help="the users' setups of models/user_setups.py instead")
     args = p.parse_args(argv)
     import onnxruntime as ort
+
+    if args.corpus:
+        print(f"onnxruntime {ort.__version__} CANN EP on the ACL simulator (SoC {args.soc}); one training step of "
+              f"each users' setup, per step after 3 warm-up steps, {args.steps} measured")
+        results = corpus(args.steps, args.soc)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2))
+        return 0
 
     configs = [("train", m, o) for m in ("mlp", "cnn") for o in ("sgd", "adam")]
     configs += [("infer", m, "-") for m in ("mlp", "cnn")]

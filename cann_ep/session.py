@@ -84,12 +84,19 @@ def session(
         model = model.SerializeToString()
     elif isinstance(model, os.PathLike):
         model = os.fspath(model)
-    sess = ort.InferenceSession(model, so, providers=[(PROVIDER, options), "CPUExecutionProvider"])
+    sess = ort.InferenceSession(model, so, providers=[(PROVIDER, options), "CPUExecutionProvider"],
+                                disabled_optimizers=list(NODE_CREATING_OPTIMIZERS) if place else None)
     if PROVIDER not in sess.get_providers():
         raise RuntimeError(f"onnxruntime created the session without {PROVIDER} (providers: "
                            f"{sess.get_providers()}); see its error message above")
     sess.placement = report
     return sess
+
+
+#: onnxruntime graph optimizers that make new nodes after placement, which the CANN EP has no kernel for, so
+#: they run on the CPU EP where the placement report says CANN (issue 23: MatMul + Add -> Gemm, which the
+#: 1.24 wheel's CANN EP registers for float16 only; Gather + Slice -> Split). Off in placed sessions.
+NODE_CREATING_OPTIMIZERS = ("MatMulAddFusion", "GatherSliceToSplitFusion")
 
 
 def check_device_id(device_id) -> int:

@@ -59,3 +59,28 @@ def test_setup_trains_on_cann_as_on_the_cpu_ep(name, optimizer, tmp_path):
     for p in ref:
         closeness = check(mine[p], ref[p])
         assert closeness.ok, f"{name}: {p} after {len(fx.batches)} steps: {closeness.message}"
+
+
+@pytest.mark.parametrize("name", [s for s in SETUPS if s not in REFUSED])
+def test_what_the_placement_report_says_is_what_runs(name, tmp_path):
+    """One SGD step of each setup: the nodes ORT's profile shows on the CPU EP are the nodes the
+    placement report puts there (none for most setups), and no more: onnxruntime's optimizers that
+    make nodes after placement (cann_ep.session.NODE_CREATING_OPTIMIZERS) are off, else MatMul + Add
+    became a Gemm on the CPU in the unrolled GRUCell setup while the report said CANN."""
+    import collections
+
+    fx = user_setup_fixtures.load(name)
+    sessions = []
+
+    def factory(model):
+        sessions.append(cann_ep.session(model, profile_prefix=str(tmp_path / f"p{len(sessions)}")))
+        return sessions[-1]
+
+    trainer = Trainer(rewrite.fuse_training(fx.graph), fx.params, OPTIMIZERS["sgd"](fx), session_factory=factory,
+                      device="cann", progress=False)
+    trainer.step(fx.batches[0])
+    session = trainer.session
+    reported = collections.Counter(n.op_type for n in session.placement.on_cpu)
+    ran = collections.Counter(r.op_type for r in cann_ep.node_runs(session)
+                              if r.provider == "CPUExecutionProvider" and not r.op_type.startswith("Memcpy"))
+    assert ran == reported, f"{name}: the profile's CPU node runs {dict(ran)}, the report's {dict(reported)}"
