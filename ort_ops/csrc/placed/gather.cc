@@ -53,14 +53,7 @@ class GatherRunKernel : public PlacedKernel {
       std::vector<int64_t> offsets(rank, 0), size(x.shape);
       offsets[a] = first;
       size[a] = static_cast<int64_t>(indices.size());
-      const aclDataType type = AclTypeOf(x.type);
-      const auto n = static_cast<int64_t>(rank);
-      return AclOp(*run.acl, "Slice")
-          .Input(x.data, Bytes(x), type, x.shape)
-          .ConstInput(offsets.data(), offsets.size() * sizeof(int64_t), ACL_INT64, {n})
-          .ConstInput(size.data(), size.size() * sizeof(int64_t), ACL_INT64, {n})
-          .Output(out, count * ElementSize(x.type), type, size)
-          .Run(run.stream);
+      return LaunchSlice(run, x, offsets, size, out);
     });
   }
 

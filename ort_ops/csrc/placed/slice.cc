@@ -58,14 +58,7 @@ class SliceKernel : public PlacedKernel {
     return OnOutput(context, size, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(size);
       if (count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
-      const aclDataType type = AclTypeOf(x.type);
-      const auto n = static_cast<int64_t>(rank);
-      return AclOp(*run.acl, "Slice")
-          .Input(x.data, Bytes(x), type, x.shape)
-          .ConstInput(offsets.data(), offsets.size() * sizeof(int64_t), ACL_INT64, {n})
-          .ConstInput(size.data(), size.size() * sizeof(int64_t), ACL_INT64, {n})
-          .Output(out, count * ElementSize(x.type), type, size)
-          .Run(run.stream);
+      return LaunchSlice(run, x, offsets, size, out);
     });
   }
 };

@@ -13,7 +13,7 @@
 namespace aclsim {
 namespace {
 
-enum class Arith { kAdd, kSub, kMul, kDiv, kMax, kMin };
+enum class Arith { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
 enum class Cmp { kLt, kLe, kGt, kGe, kEq, kNe };
 
 template <typename C>
@@ -25,6 +25,7 @@ C arith_raw(Arith op, C a, C b) {
     case Arith::kDiv: return a / b;
     case Arith::kMax: return (std::isnan(a) || a >= b) ? a : b;  // NaN propagates, like np.maximum
     case Arith::kMin: return (std::isnan(a) || a <= b) ? a : b;
+    case Arith::kPow: return std::pow(a, b);  // C's pow: pow(x, 0) = pow(1, y) = 1, NaN or not
   }
   return a;
 }
@@ -49,6 +50,7 @@ C arith(Arith op, C a, C b) {
         return static_cast<C>(a / b);
       case Arith::kMax: return a >= b ? a : b;
       case Arith::kMin: return a <= b ? a : b;
+      case Arith::kPow: return a;  // not reached: pow_kernel takes floats only
     }
     return a;
   }
@@ -168,20 +170,7 @@ aclError pow_kernel(const OpCall& c, Run* run) {
   if (!dtype_listed(c.in[0].dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}))
     return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "Pow: input 0 (x1) has dtype %s: only float types are simulated",
                 dtype_name(c.in[0].dtype));
-  visit_listed<F32, F16, BF16, F64>(c.in[0].dtype, [&](auto t) {
-    using T = decltype(t);
-    *run = [c] {
-      const auto* a = ptr<T>(c.in[0].data);
-      const auto* b = ptr<T>(c.in[1].data);
-      auto* y = ptr<T>(c.out[0].data);
-      std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
-                                            broadcast_strides(c.in[1].dims, c.out[0].dims)};
-      for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
-        y[i] = T::store(std::pow(T::load(a[o[0]]), T::load(b[o[1]])));
-      });
-    };
-  });
-  return ACL_SUCCESS;
+  return arith_kernel(Arith::kPow, c, run);
 }
 
 }  // namespace

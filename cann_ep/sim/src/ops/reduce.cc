@@ -108,19 +108,22 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
   std::vector<bool> started(static_cast<size_t>(n_out), false);
   std::vector<int64_t> idx(x.dims.size(), 0);
   int64_t o = 0;
+  auto next = [&] {  // the row-major successor's index and output position
+    for (size_t d = x.dims.size(); d-- > 0;) {
+      ++idx[d];
+      o += out_stride[d];
+      if (idx[d] < x.dims[d]) break;
+      o -= out_stride[d] * x.dims[d];
+      idx[d] = 0;
+    }
+  };
   for (int64_t i = 0; i < x.numel; ++i) {
     if (r == Reduce::kMax || r == Reduce::kMin) {
       const C v = static_cast<C>(load_at<T>(x.data, i));
       const C prev = static_cast<C>(acc[o]);
       acc[o] = static_cast<Acc>(started[o] ? extreme(r, prev, v) : v);
       started[o] = true;
-      for (size_t d = x.dims.size(); d-- > 0;) {
-        ++idx[d];
-        o += out_stride[d];
-        if (idx[d] < x.dims[d]) break;
-        o -= out_stride[d] * x.dims[d];
-        idx[d] = 0;
-      }
+      next();
       continue;
     }
     const Acc v = static_cast<Acc>(load_at<T>(x.data, i));
@@ -133,13 +136,7 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
       acc[o] = static_cast<Acc>(acc[o] + v);  // unsigned: wraps
     }
     started[o] = true;
-    for (size_t d = x.dims.size(); d-- > 0;) {
-      ++idx[d];
-      o += out_stride[d];
-      if (idx[d] < x.dims[d]) break;
-      o -= out_stride[d] * x.dims[d];
-      idx[d] = 0;
-    }
+    next();
   }
   if constexpr (std::is_floating_point<Acc>::value) {
     if (r == Reduce::kMean) {

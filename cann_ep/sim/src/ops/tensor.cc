@@ -8,6 +8,18 @@
 #include "op_call.h"
 
 namespace aclsim {
+namespace {
+
+// y = input 0 broadcast to output 0's shape, elements of `es` bytes copied.
+void broadcast_copy(const OpCall& c, size_t es) {
+  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
+  auto* y = static_cast<unsigned char*>(c.out[0].data);
+  std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
+  for_each_broadcast(c.out[0].dims, s,
+                     [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
+}
+
+}  // namespace
 
 aclError k_broadcast_to(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
@@ -20,13 +32,7 @@ aclError k_broadcast_to(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 0 has shape %s, expected %s (attribute shape)",
                 c.type.c_str(), shape_str(c.out[0].dims).c_str(), shape_str(shape).c_str());
   size_t es = dtype_size(c.in[0].dtype);
-  *run = [c, es] {
-    const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-    auto* y = static_cast<unsigned char*>(c.out[0].data);
-    std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
-    for_each_broadcast(c.out[0].dims, s,
-                       [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
-  };
+  *run = [c, es] { broadcast_copy(c, es); };
   return ACL_SUCCESS;
 }
 
@@ -72,11 +78,7 @@ aclError k_expand(const OpCall& c, Run* run) {
                             shape_str(values).c_str(), shape_str(c.in[0].dims).c_str(),
                             shape_str(c.out[0].dims).c_str());
     }
-    const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-    auto* y = static_cast<unsigned char*>(c.out[0].data);
-    std::array<std::vector<int64_t>, 1> s{broadcast_strides(c.in[0].dims, c.out[0].dims)};
-    for_each_broadcast(c.out[0].dims, s,
-                       [&](int64_t i, const std::array<int64_t, 1>& o) { std::memcpy(y + i * es, x + o[0] * es, es); });
+    broadcast_copy(c, es);
   };
   return ACL_SUCCESS;
 }

@@ -79,6 +79,18 @@ bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& 
   return true;
 }
 
+OrtStatusPtr LaunchSlice(const CannRun& run, const TensorView& x, const std::vector<int64_t>& offsets,
+                         const std::vector<int64_t>& size, void* out) {
+  const aclDataType type = AclTypeOf(x.type);
+  const auto n = static_cast<int64_t>(x.shape.size());
+  return AclOp(*run.acl, "Slice")
+      .Input(x.data, Bytes(x), type, x.shape)
+      .ConstInput(offsets.data(), offsets.size() * sizeof(int64_t), ACL_INT64, {n})
+      .ConstInput(size.data(), size.size() * sizeof(int64_t), ACL_INT64, {n})
+      .Output(out, ElementCount(size) * ElementSize(x.type), type, size)
+      .Run(run.stream);
+}
+
 bool NormalizeAxis(int64_t axis, size_t rank, int64_t* out) {
   const auto r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) return false;

@@ -122,6 +122,11 @@ OrtStatusPtr Make(const OrtKernelInfo* info, const DeclaredOp& op, Kernel** kern
 // The numpy broadcast of two shapes; false if they do not broadcast.
 bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
 
+// CANN Slice of `x` (offsets and size: one entry per dim, as constant inputs) into `out` (size's
+// elements of x's type): the launch of placed Slice and Gather.
+OrtStatusPtr LaunchSlice(const CannRun& run, const TensorView& x, const std::vector<int64_t>& offsets,
+                         const std::vector<int64_t>& size, void* out);
+
 // `axis` of a rank-`rank` tensor in [0, rank): negative axes count from the end; false if out of range.
 bool NormalizeAxis(int64_t axis, size_t rank, int64_t* out);
 
