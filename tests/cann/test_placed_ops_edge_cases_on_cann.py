@@ -180,7 +180,7 @@ def test_reduce_mean_over_an_empty_axis_fails_naming_the_node():
         session.run(None, feeds_of(inputs, consts=[1]))
 
 
-# -- Gather: a constant run of consecutive indices is one Slice; other indices stay on the CPU ----
+# -- Gather: a constant run of consecutive indices is one Slice; other indices Expand + GatherElementsV2 --
 
 @pytest.mark.parametrize("indices, axis", [
     (np.array([[1, 2, 3]], np.int64), 0), (np.array([-3, -2], np.int64), 1), (np.array(-4, np.int64), 1),
@@ -195,18 +195,58 @@ def test_gather_of_a_run_is_the_cpu_result(indices, axis, symbolic):
     assert_bits_equal(got[0], np.take(x, indices, axis=axis))
 
 
-@pytest.mark.parametrize("indices, consts, why", [
-    (np.array([0, 2], np.int64), [1], r"indices \[0, 2\] are not a run of consecutive positions"),
-    (np.array([2, 1], np.int64), [1], r"indices \[2, 1\] are not a run"),
-    (np.array([-1, 0], np.int64), [1], r"indices \[-1, 0\] are not a run"),  # 3, 0 for an axis of 4
-    (np.array([0, 1], np.int64), [], "indices computed at run time"),
+@pytest.mark.parametrize("indices, consts", [
+    (np.array([0, 2], np.int64), [1]), (np.array([2, 1], np.int64), [1]), (np.array([-1, 0], np.int64), [1]),
+    (np.array([0, 1], np.int64), []), (np.array([[3, -4, 0], [1, 1, -1]], np.int64), []),
+    (np.zeros((0, 2), np.int64), []),
 ])
-def test_gather_of_other_indices_stays_on_the_cpu_with_the_reason(indices, consts, why):
-    x = np.ones((3, 4), np.float32)
-    model = one_node("Gather", [x, indices], {"axis": 1}, consts=consts)
-    (entry,) = cann_ep.session(model).placement.nodes
-    assert entry.where == "cpu"
+def test_gather_of_other_indices_is_expand_and_gather_elements_v2(indices, consts, tmp_path):
+    x = np.arange(3 * 4 * 2, dtype=np.float32).reshape(3, 4, 2) - 7.5
+    inputs = [x, indices]
+    model = one_node("Gather", inputs, {"axis": 1}, consts=consts)
+    want, got = cpu_and_placed(model, feeds_of(inputs, consts=consts))
+    assert_bits_equal(got[0], want[0])
+    assert_bits_equal(got[0], np.take(x, indices, axis=1))
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"))
+    (entry,) = session.placement.nodes
+    assert entry.cann_ops == ("Slice", "Expand", "GatherElementsV2"), entry  # the route of indices not a constant run
+    from ort_ops.cann_ep import sim
+
+    before = sim.op_counts()
+    session.run(None, feeds_of(inputs, consts=consts))
+    after = sim.op_counts()
+    launched = {op: after[op] - before.get(op, 0) for op in after if after[op] != before.get(op, 0)}
+    flat = np.where(indices < 0, indices + 4, indices).ravel()
+    if indices.size == 0:
+        assert launched == {}, launched
+    elif np.array_equal(flat, flat[0] + np.arange(flat.size)):  # a run met at run time: one Slice
+        assert launched == {"Slice": 1}, launched
+    else:
+        assert launched == {"Expand": 1, "GatherElementsV2": 1}, launched
+
+
+@pytest.mark.parametrize("soc, dtype, why", [
+    ("Ascend910B1", np.int64, r"need CANN GatherElementsV2, which takes float32, float16, bfloat16 or int32 data"),
+    ("Ascend310P3", np.float32, r"GatherElementsV2"),  # Atlas inference: no GatherElementsV2 (README row)
+    ("Ascend950PR", np.float32, r"GatherElementsV2"),  # its README row is x (950 has GatherV2 instead)
+])
+def test_gather_of_other_indices_stays_on_the_cpu_with_the_reason(soc, dtype, why):
+    from ort_ops.rewrite.placement import PlacementReport, place
+
+    x = np.ones((3, 4), dtype)
+    report = PlacementReport()
+    place(one_node("Gather", [x, np.array([0, 2], np.int64)], {"axis": 1}), soc=soc, report=report)
+    (entry,) = report.nodes
+    assert entry.where != "placed", report.summary()
     assert __import__("re").search(why, str(entry.reason)), entry.reason
+
+
+def test_gather_of_computed_indices_out_of_range_fails_naming_the_node():
+    x = np.ones((3, 4), np.float32)
+    session = cann_ep.session(one_node("Gather", [x, np.array([0, 2], np.int64)], {"axis": 1}, name="pick"))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"Gather node 'pick' on CANN: index 4 is out of range \[-4, 3\] for axis 1"):
+        session.run(None, {"in0": x, "in1": np.array([1, 4], np.int64)})
 
 
 def test_gather_index_out_of_range_fails_naming_the_node():
@@ -448,3 +488,60 @@ def test_max_pool_window_with_nan_is_nan_on_the_device():
     session = cann_ep.session(one_node("MaxPool", [x], {"kernel_shape": [2, 2]}))
     (got,) = session.run(None, feeds_of([x]))
     assert got.shape == (1, 1, 1, 2) and np.isnan(got).all(), got
+
+
+# -- ScatterND (add): CANN ScatterNonAliasingAdd takes indices in [0, size) -------------------------
+
+@pytest.mark.parametrize("bad", [-1, 20])
+def test_scatter_nd_add_index_outside_the_data_fails_naming_the_node(bad):
+    data, updates = np.zeros((20, 3), np.float32), np.ones((2, 3), np.float32)
+    indices = np.array([[1], [2]], np.int64)
+    model = one_node("ScatterND", [data, indices, updates], {"reduction": "add"}, name="grad_of_table")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    np.testing.assert_array_equal(session.run(None, feeds_of([data, indices, updates]))[0][1:3], updates)
+    with pytest.raises(Exception, match=r"ScatterND node 'grad_of_table' on CANN: the device failed running CANN "
+                                        r"ScatterNonAliasingAdd"):
+        session.run(None, feeds_of([data, np.array([[1], [bad]], np.int64), updates]))
+
+
+@pytest.mark.parametrize("reduction, indices, why", [
+    ("none", np.array([[1]], np.int64), r"reduction 'none': only 'add' is placed"),
+    ("mul", np.array([[1]], np.int64), r"reduction 'mul'"),
+    ("add", np.array([[-1]], np.int64), r"negative indices"),
+])
+def test_scatter_nd_not_placed_says_why(reduction, indices, why):
+    model = one_node("ScatterND", [np.zeros((4, 2), np.float32), indices, np.ones((1, 2), np.float32)],
+                     {"reduction": reduction}, consts=[1])
+    (entry,) = cann_ep.session(model).placement.nodes
+    assert entry.where != "placed" and __import__("re").search(why, str(entry.reason)), entry
+
+
+# -- Clip: constant bounds only (read on the host) ------------------------------------------------
+
+def test_clip_with_computed_bounds_is_not_placed():
+    model = one_node("Clip", [np.ones((2, 3), np.float32), np.float32(0), np.float32(1)], consts=[1])
+    (entry,) = cann_ep.session(model).placement.nodes
+    assert entry.where != "placed" and "max computed at run time" in str(entry.reason), entry
+
+
+@pytest.mark.parametrize("low, high", [(-1.0, 1.0), (0.5, -0.5), (-np.inf, 0.0), (2.0, 2.0)])
+def test_clip_is_the_onnx_result(low, high):
+    x = np.array([[-3.0, -0.5, 0.0, 0.25], [0.75, 2.0, np.inf, -np.inf]], np.float32)
+    inputs = [x, np.float32(low), np.float32(high)]
+    want, got = cpu_and_placed(one_node("Clip", inputs, consts=[1, 2]), feeds_of(inputs, consts=[1, 2]))
+    assert_bits_equal(got[0], want[0])
+    assert_bits_equal(got[0], np.minimum(np.maximum(x, np.float32(low)), np.float32(high)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_clip_without_a_bound_clamps_to_the_largest_finite_value(dtype):
+    # ONNX's defaults are numeric_limits<T>::lowest() / max(): an infinity becomes the largest finite value.
+    x = np.array([-np.inf, -1.0, 0.0, 3.0, np.inf], dtype)
+    finfo = np.finfo(dtype)
+    for inputs, consts in (([x], []), ([x, np.array(-2.0, dtype)], [1]), ([x, None, np.array(2.0, dtype)], [2])):
+        want, got = cpu_and_placed(one_node("Clip", inputs, consts=consts), feeds_of(inputs, consts=consts))
+        low = inputs[1] if len(inputs) > 1 and inputs[1] is not None else finfo.min
+        high = inputs[2] if len(inputs) > 2 else finfo.max
+        assert_bits_equal(got[0], np.minimum(np.maximum(x, dtype(low)), dtype(high)))
+        assert_bits_equal(got[0], want[0])

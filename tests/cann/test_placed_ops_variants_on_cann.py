@@ -32,7 +32,9 @@ SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.i
 NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil", "neg_int64",
                "mul_int64_bcast", "reduce_sum_int64", "constant_of_shape_fill", "expand_int64_computed_shape",
                "reduce_max_axis", "reduce_max_opset13_attr", "reduce_max_all_int64", "reduce_min_f16",
-               "reduce_min_two_axes"}
+               "reduce_min_two_axes", "gather_embedding_token_ids", "gather_any_indices_last_axis_int32",
+               "gather_any_indices_1d", "scatter_nd_add_embedding_backward", "scatter_nd_add_repeated",
+               "scatter_nd_add_full_index_int32"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

@@ -29,7 +29,8 @@ MISSING = {
     "EluGrad": {B}, "EluGradV2": {B}, "Relu": {B}, "ReluGrad": {B}, "Sigmoid": {B}, "LogSoftmaxV2": {B},
     "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "CrossEntropyLoss": {B, P, T}, "CrossEntropyLossGrad": {B, P, T},
     "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
-    "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
+    "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "GatherElementsV2": {"ascend950", B, P, T},
+    "ScatterNonAliasingAdd": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
     "MaxPoolV3": {B}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
     "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T},
@@ -39,7 +40,7 @@ MISSING = {
     "Round": {B, P}, "Erf": {B, P}, "Tanh": {B, P}, "ReduceSum": {B}, "Select": {B}, "Equal": {B}, "NotEqual": {B},
     "Less": {P}, "LessEqual": {B}, "Greater": {B}, "GreaterEqual": {B}, "LogicalNot": {B}, "LogicalAnd": {B},
     "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
-    "ReduceMax": {B}, "ReduceMin": {B},
+    "ReduceMax": {B}, "ReduceMin": {B}, "ClipByValueV2": {B},
 }
 # Op types every family has (README rows all √, or no README).
 EVERYWHERE = ["SoftmaxV2", "Pow", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",

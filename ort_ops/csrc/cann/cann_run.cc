@@ -30,6 +30,15 @@ OrtStatusPtr CannRun::CopyOnDevice(void* dst, const void* src, size_t bytes) con
   return nullptr;
 }
 
+OrtStatusPtr CannRun::CopyFromHostAndWait(void* dst, const void* src, size_t bytes) const {
+  if (bytes == 0) return nullptr;
+  aclError code = acl->MemcpyAsync(dst, bytes, src, bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream);
+  if (code != ACL_SUCCESS) return AclError(*acl, "aclrtMemcpyAsync(host to device)", code);
+  code = acl->SynchronizeStream(stream);
+  if (code != ACL_SUCCESS) return AclError(*acl, "aclrtSynchronizeStream(after a host to device copy)", code);
+  return nullptr;
+}
+
 OrtStatusPtr CannRun::ZeroOnDevice(void* dst, size_t bytes) const {
   if (bytes == 0) return nullptr;
   const aclError code = acl->MemsetAsync(dst, bytes, 0, bytes, stream);

@@ -20,6 +20,10 @@ struct CannRun {
   // Enqueues setting `bytes` of device memory to zero bytes (nothing for 0): the value 0 of every
   // integer type and +0.0 of every IEEE float type.
   OrtStatusPtr ZeroOnDevice(void* dst, size_t bytes) const;
+  // Copies `bytes` of host memory to the device in stream order (after the work queued before it,
+  // which may still read `dst`) and waits for the stream, so that `src` may be freed on return.
+  // Costs one wait (nothing for 0 bytes).
+  OrtStatusPtr CopyFromHostAndWait(void* dst, const void* src, size_t bytes) const;
   // Waits for the work queued on the stream, after launching CANN op `acl_op` whose inputs the
   // device checks (index values). A device fault then becomes this kernel's error "<who>: the
   // device failed running CANN <acl_op> ...: <ACL code>: <aclGetRecentErrMsg>" (the runtime's

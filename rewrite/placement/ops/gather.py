@@ -1,10 +1,16 @@
-"""``Gather`` whose indices are a constant run of consecutive positions (a scalar index, as torch's
-``select`` and ``x[:, i]`` export, is a run of one) -> one CANN ``Slice`` of that run. Other
-indices would need CANN ``GatherV2``, which hicann/ops-nn's README lists for Ascend 950 only."""
+"""``Gather`` -> its kernel's two routes. Constant indices naming a run of consecutive positions (a
+scalar index, as torch's ``select`` and ``x[:, i]`` export, is a run of one): one CANN ``Slice`` of
+that run. Any other indices (an embedding's token ids, read on the host): CANN ``Expand`` of the
+int32 indices and ``GatherElementsV2`` (float32/float16/bfloat16/int32 data; on Atlas A2/A3). The
+general CANN ``GatherV2`` is Ascend 950 only (hicann/ops-nn's README)."""
 
 import numpy as np
+from onnx import TensorProto
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
+
+# The data types of CANN GatherElementsV2 (hicann/ops-nn index/gather_elements_v2/op_host/gather_elements_v2_def.cpp).
+GATHER_ELEMENTS_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT32)
 
 
 def consecutive_run(indices: np.ndarray, dim: int | None) -> bool:
@@ -23,20 +29,27 @@ def consecutive_run(indices: np.ndarray, dim: int | None) -> bool:
     return bool(np.array_equal(flat, flat[0] + np.arange(flat.size)))
 
 
-def _check(info: NodeInfo) -> str | None:
+def _is_run(info: NodeInfo) -> bool:
     indices = info.constants[1]
     if indices is None:
-        return "indices computed at run time: only a constant run of consecutive indices is placed (CANN GatherV2 " \
-               "is Ascend 950 only)"
+        return False
     shape = info.input_shapes[0]
     axis = info.attr("axis", 0)
     dim = None
     if shape is not None and -len(shape) <= axis < len(shape):
         dim = shape[axis]
-    if not consecutive_run(np.asarray(indices), dim if isinstance(dim, int) else None):
-        return f"indices {np.asarray(indices).reshape(-1)[:8].tolist()} are not a run of consecutive positions " \
-               "(CANN GatherV2 is Ascend 950 only)"
-    return None
+    return consecutive_run(np.asarray(indices), dim if isinstance(dim, int) else None)
 
 
-RULES = (PlaceRule("Gather", check=_check),)
+def _route(info: NodeInfo) -> str:
+    return "default" if _is_run(info) else "indices"
+
+
+def _check(info: NodeInfo) -> str | None:
+    if _is_run(info) or info.input_types[0] in GATHER_ELEMENTS_TYPES:
+        return None
+    return ("indices that are not a constant run of consecutive positions need CANN GatherElementsV2, which "
+            "takes float32, float16, bfloat16 or int32 data (CANN GatherV2 is Ascend 950 only)")
+
+
+RULES = (PlaceRule("Gather", check=_check, route=_route),)

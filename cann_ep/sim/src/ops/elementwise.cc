@@ -8,6 +8,7 @@
 
 #include "broadcast.h"
 #include "dtypes.h"
+#include "min_max.h"
 #include "op_call.h"
 
 namespace aclsim {
@@ -23,8 +24,8 @@ C arith_raw(Arith op, C a, C b) {
     case Arith::kSub: return a - b;
     case Arith::kMul: return a * b;
     case Arith::kDiv: return a / b;
-    case Arith::kMax: return (std::isnan(a) || a >= b) ? a : b;  // NaN propagates, like np.maximum
-    case Arith::kMin: return (std::isnan(a) || a <= b) ? a : b;
+    case Arith::kMax: return max_nan(a, b);  // NaN propagates, like np.maximum (min_max.h)
+    case Arith::kMin: return min_nan(a, b);
     case Arith::kPow: return std::pow(a, b);  // C's pow: pow(x, 0) = pow(1, y) = 1, NaN or not
   }
   return a;
@@ -48,8 +49,8 @@ C arith(Arith op, C a, C b) {
         if (std::is_signed<C>::value && b == static_cast<C>(-1))
           return static_cast<C>(static_cast<U>(0) - static_cast<U>(a));
         return static_cast<C>(a / b);
-      case Arith::kMax: return a >= b ? a : b;
-      case Arith::kMin: return a <= b ? a : b;
+      case Arith::kMax: return max_nan(a, b);
+      case Arith::kMin: return min_nan(a, b);
       case Arith::kPow: return a;  // not reached: pow_kernel takes floats only
     }
     return a;

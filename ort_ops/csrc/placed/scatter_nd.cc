@@ -1,0 +1,66 @@
+// ScatterND with reduction "add" (opset >= 16; the embedding backward torch exports) placed on CANN:
+// one CANN ScatterNonAliasingAdd (x, indices, updates -> y = a copy of x, then y[indices[i]] +=
+// updates[i] in index order, repeated indices accumulating; hicann/ops-nn
+// index/scatter_non_aliasing_add). CANN takes indices in [0, size) and does not check them (ONNX
+// also allows negative ones): the simulator, like a device, faults on others, and the kernel
+// synchronises right after the launch so that such a fault fails this node by name
+// (SyncForDeviceFaults). No updates: the output is a device copy of data.
+#include <string>
+
+#include "placed/common/placed_op.h"
+
+namespace ortops::placed::scatter_nd {
+namespace {
+
+class ScatterNdAddKernel : public PlacedKernel {
+ public:
+  ScatterNdAddKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status) {
+    if (*status != nullptr) return;
+    std::string reduction;
+    if ((*status = ReadStringAttribute(info, name(), "reduction", "none", &reduction)) != nullptr) return;
+    if (reduction != "add") {
+      *status = Fail("reduction " + reduction + " is not supported (placed: add, CANN ScatterNonAliasingAdd)");
+    }
+  }
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView data, indices, updates;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &data));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &indices));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 2, "updates", &updates));
+    const size_t k = indices.shape.empty() ? 0 : static_cast<size_t>(indices.shape.back());
+    if (indices.shape.empty() || k == 0 || k > data.shape.size()) {
+      return Fail("indices of shape " + ShapeText(indices.shape) + " for data of shape " + ShapeText(data.shape) +
+                  ": expected a last dim in [1, " + std::to_string(data.shape.size()) + "]");
+    }
+    std::vector<int64_t> expected(indices.shape.begin(), indices.shape.end() - 1);
+    expected.insert(expected.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
+    if (updates.shape != expected) {
+      return Fail("updates of shape " + ShapeText(updates.shape) + ", expected " + ShapeText(expected) +
+                  " (indices' dims but the last, then data's dims from " + std::to_string(k) + ")");
+    }
+    return OnOutput(context, data.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      if (updates.count == 0) return run.CopyOnDevice(out, data.data, Bytes(data));
+      const aclDataType type = AclTypeOf(data.type);
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterNonAliasingAdd")
+                                 .Input(data.data, Bytes(data), type, data.shape)
+                                 .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
+                                 .Input(updates.data, Bytes(updates), type, updates.shape)
+                                 .Output(out, Bytes(data), type, data.shape)
+                                 .Run(run.stream));
+      return SyncForDeviceFaults(run, "ScatterNonAliasingAdd");
+    });
+  }
+};
+
+}  // namespace
+
+// CANN ScatterNonAliasingAdd's types (float32, float16, int32; indices int32/int64, ONNX's int64).
+void RegisterCann(OpList& list) {
+  for (ONNXTensorElementDataType t : {kF32, kF16, kI32}) {
+    list.Add("ScatterND", {In(t), In(kI64), In(t)}, {In(t)}, Make<ScatterNdAddKernel>);
+  }
+}
+
+}  // namespace ortops::placed::scatter_nd
