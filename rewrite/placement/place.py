@@ -431,7 +431,8 @@ class _Pass:
             return
         name = rule.name_for(info)
         report.nodes.append(NodePlacement(label, node.op_type, "placed", placed_as=name,
-                                          cann_ops=tuple(rule.cann_ops(info)),
+                                          cann_ops=tuple(rule.cann_ops(info, _route(rule, info, self.soc,
+                                                                                    self.unavailable))),
                                           reason=self.kept_why.get(node.output[0]) if node.output else None))
         node.domain = CANN_DOMAIN
         node.op_type = name
@@ -512,11 +513,16 @@ def _why_not(rule, info: NodeInfo, opset: int, kernels: _Kernels, soc, unavailab
         types = ", ".join(_type_name(t) for name, t in zip(node.input, info.input_types) if name)
         return f"no ai.ortops.cann kernel for {node.op_type}({types})"
     if soc:
-        for op in rule.cann_ops(info):
+        for op in rule.cann_ops(info, _route(rule, info, soc, unavailable)):
             source = unavailable(soc, op)
             if source is not None:
                 return f"CANN op {op} is not available on {soc} ({source})"
     return None
+
+
+def _route(rule, info: NodeInfo, soc, unavailable) -> str:
+    """The route the node's kernel takes on ``soc`` (None: no SoC limits)."""
+    return rule.route_on(info, (lambda op: unavailable(soc, op)) if soc else None)
 
 
 def _unplace_graph(graph: onnx.GraphProto) -> None:

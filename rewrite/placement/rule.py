@@ -49,15 +49,17 @@ def no_check(info: NodeInfo) -> str | None:
 class PlaceRule:
     """``op_type`` (ai.onnx) placed as ``ai.ortops.cann::<placed_name(info)>``.
 
-    ``route(info)``: which of the kernel's routes this node takes (default: ``"default"``); the CANN
-    op types each route launches are written once, in ``ort_ops/cann_soc_table.json`` "placed"
-    (the C++ kernel reads the same entry), and :meth:`cann_ops` gives them (checked against the
-    SoC). ``check``: a reason not to place it. ``min_opset``: the ai.onnx opset from which the
-    op has the form the kernel implements. ``leave_to_ep``: a reason to leave the node to the
-    CANN EP's own kernel when it has one (e.g. arithmetic without broadcasting); without it, a
-    node with a rule is placed even where the EP has a kernel (the placed kernels are the ones
-    tested here, and shape ops placed cost no launch). A node whose EP kernel has a known defect
-    (:mod:`ort_ops.rewrite.placement.ep_defects`) is placed, or the session fails at creation naming it.
+    ``route(info)``: which of the kernel's routes this node takes (default: ``"default"``), or a
+    tuple of alternatives in preference order: the first whose CANN ops the SoC has is taken (the
+    C++ kernel picks it the same way, ``RouteOnSoc``). The CANN op types each route launches are
+    written once, in ``ort_ops/cann_soc_table.json`` "placed" (the C++ kernel reads the same entry),
+    and :meth:`cann_ops` gives them (checked against the SoC). ``check``: a reason not to place it.
+    ``min_opset``: the ai.onnx opset from which the op has the form the kernel implements.
+    ``leave_to_ep``: a reason to leave the node to the CANN EP's own kernel when it has one (e.g.
+    arithmetic without broadcasting); without it, a node with a rule is placed even where the EP has
+    a kernel (the placed kernels are the ones tested here, and shape ops placed cost no launch). A
+    node whose EP kernel has a known defect (:mod:`ort_ops.rewrite.placement.ep_defects`) is placed,
+    or the session fails at creation naming it.
     """
 
     op_type: str
@@ -65,7 +67,7 @@ class PlaceRule:
     placed_name: Callable[[NodeInfo], str] | None = None
     min_opset: int = 1
     leave_to_ep: Callable[[NodeInfo], str | None] | None = None
-    route: Callable[[NodeInfo], str] | None = None
+    route: Callable[[NodeInfo], str | tuple[str, ...]] | None = None
 
     def __post_init__(self):
         if self.op_type not in placed_routes():
@@ -75,6 +77,21 @@ class PlaceRule:
     def name_for(self, info: NodeInfo) -> str:
         return self.placed_name(info) if self.placed_name is not None else self.op_type
 
-    def cann_ops(self, info: NodeInfo) -> tuple[str, ...]:
-        """The CANN op types the kernel launches for this node."""
-        return placed_launches(self.op_type, self.route(info) if self.route is not None else DEFAULT_ROUTE)
+    def routes(self, info: NodeInfo) -> tuple[str, ...]:
+        """The routes this node may take, in preference order (one unless the rule gives alternatives)."""
+        route = self.route(info) if self.route is not None else DEFAULT_ROUTE
+        return (route,) if isinstance(route, str) else tuple(route)
+
+    def route_on(self, info: NodeInfo, unavailable: Callable[[str], str | None] | None) -> str:
+        """The route taken on a SoC (``unavailable(cann_op)``: why the SoC lacks it, or None): the first
+        alternative whose CANN ops it has, else the first (None: no SoC limits, the first)."""
+        routes = self.routes(info)
+        if unavailable is not None:
+            for route in routes:
+                if all(unavailable(op) is None for op in placed_launches(self.op_type, route)):
+                    return route
+        return routes[0]
+
+    def cann_ops(self, info: NodeInfo, route: str | None = None) -> tuple[str, ...]:
+        """The CANN op types the kernel launches for this node on ``route`` (default: its first)."""
+        return placed_launches(self.op_type, route if route is not None else self.routes(info)[0])

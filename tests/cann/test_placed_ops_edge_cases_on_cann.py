@@ -389,6 +389,55 @@ def test_device_faults_in_a_child(tmp_path):
     assert "2 passed" in proc.stdout, proc.stdout[-2000:]
 
 
+# -- GatherElements / ScatterElements on Atlas A2/A3 (the simulator's Ascend910B1): the V2 ops ------
+
+def test_gather_elements_v2_counts_negative_indices_from_the_end():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array([[-1, 0], [-4, 3], [2, -2]], np.int64)
+    want, got = cpu_and_placed(one_node("GatherElements", [x, indices], {"axis": 1}), feeds_of([x, indices]))
+    assert_bits_equal(got[0], want[0])
+    assert_bits_equal(got[0], np.take_along_axis(x, np.where(indices < 0, indices + 4, indices), axis=1))
+
+
+@pytest.mark.parametrize("bad", [4, -5, 2**32 + 1, -(2**40)])  # 2**32 + 1 would be 1 if narrowed to int32 unclamped
+def test_gather_elements_v2_index_out_of_range_fails_naming_the_node(bad):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    good = np.array([[0, 1], [2, 3], [1, 1]], np.int64)
+    session = cann_ep.session(one_node("GatherElements", [x, good], {"axis": 1}, name="pick"))
+    (entry,) = session.placement.nodes
+    assert entry.where == "placed" and entry.cann_ops == ("ClipByValueV2", "Cast", "GatherElementsV2"), entry
+    bad_indices = good.copy()
+    bad_indices[2, 0] = bad
+    with pytest.raises(Exception, match=r"GatherElements node 'pick' on CANN: the device failed running CANN "
+                                        r"GatherElementsV2"):
+        session.run(None, {"in0": x, "in1": bad_indices})
+    (got,) = session.run(None, {"in0": x, "in1": good})  # the session keeps working
+    assert_bits_equal(got, np.take_along_axis(x, good, axis=1))
+
+
+@pytest.mark.parametrize("bad", [3, -1])  # CANN takes [0, size): a negative index is a fault there too
+def test_scatter_elements_v2_index_outside_the_data_fails_naming_the_node(bad):
+    data, updates = np.zeros((2, 3), np.float32), np.ones((2, 1), np.float32)
+    good = np.array([[2], [0]], np.int64)
+    session = cann_ep.session(one_node("ScatterElements", [data, good, updates], {"axis": 1}, name="put"))
+    (entry,) = session.placement.nodes
+    assert entry.where == "placed" and entry.cann_ops == ("ScatterElementsV2",), entry
+    with pytest.raises(Exception, match=r"ScatterElements node 'put' on CANN: the device failed running CANN "
+                                        r"ScatterElementsV2"):
+        session.run(None, {"in0": data, "in1": np.array([[bad], [0]], np.int64), "in2": updates})
+    (got,) = session.run(None, {"in0": data, "in1": good, "in2": updates})
+    want = data.copy()
+    np.put_along_axis(want, good, updates, axis=1)
+    assert_bits_equal(got, want)
+
+
+def test_int64_gather_elements_stays_on_the_cpu_on_910b():
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    model = one_node("GatherElements", [x, np.array([[0], [1], [2]], np.int64)], {"axis": 1})
+    (entry,) = cann_ep.session(model).placement.nodes
+    assert entry.where == "cpu" and "GatherElements is not available on Ascend910B1" in entry.reason, entry
+
+
 # -- MaxPool: NaN, infinities, signed zeros -------------------------------------------------------
 # The device rule (CANN MaxPoolV3 on the simulator; docs/placement.md): a running maximum from -inf
 # over the window row by row, a value replaces it when larger or NaN: a window with a NaN gives its
@@ -545,3 +594,43 @@ def test_clip_without_a_bound_clamps_to_the_largest_finite_value(dtype):
         high = inputs[2] if len(inputs) > 2 else finfo.max
         assert_bits_equal(got[0], np.minimum(np.maximum(x, dtype(low)), dtype(high)))
         assert_bits_equal(got[0], want[0])
+
+
+# -- GatherND (batch_dims 0): positions of the flattened leading dims --------------------------------
+
+def gather_nd_ref(x, indices):
+    k = indices.shape[-1]
+    tuples = indices.reshape(-1, k)
+    rows = [x[tuple(int(c) for c in t)] for t in tuples]
+    return np.stack(rows).reshape(indices.shape[:-1] + x.shape[k:]) if rows else \
+        np.zeros(indices.shape[:-1] + x.shape[k:], x.dtype)
+
+
+@pytest.mark.parametrize("indices", [
+    np.array([[1, 2], [-1, -1], [0, 0]], np.int64), np.array([[[1]], [[0]]], np.int64),
+    np.array([[0, 1, 2], [1, 0, 3]], np.int64), np.zeros((0, 2), np.int64)])
+def test_gather_nd_is_numpy_indexing(indices):
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4) - 11.5
+    if indices.shape[-1] == 2 and indices.size:
+        indices = np.minimum(indices, 1)  # dims [2, 3]: keep in range
+    want, got = cpu_and_placed(one_node("GatherND", [x, indices]), feeds_of([x, indices]))
+    assert_bits_equal(got[0], want[0])
+    assert_bits_equal(got[0], gather_nd_ref(x, np.where(indices < 0, indices + np.array(x.shape[:indices.shape[-1]]),
+                                                        indices)))
+
+
+def test_gather_nd_index_out_of_range_fails_naming_the_node():
+    x = np.ones((2, 3), np.float32)
+    session = cann_ep.session(one_node("GatherND", [x, np.array([[0, 1]], np.int64)], symbolic=True, name="window"))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"GatherND node 'window' on CANN: index 3 \(tuple 1\) is out of range "
+                                        r"\[-3, 2\] for dim 1"):
+        session.run(None, {"in0": x, "in1": np.array([[0, 1], [1, 3]], np.int64)})
+
+
+@pytest.mark.parametrize("dtype, attrs, why", [
+    (np.int64, {}, "CANN GatherElementsV2 takes float32"), (np.float32, {"batch_dims": 1}, "batch_dims 1")])
+def test_gather_nd_not_placed_says_why(dtype, attrs, why):
+    model = one_node("GatherND", [np.ones((2, 3), dtype), np.array([[0], [1]], np.int64)], attrs)
+    (entry,) = cann_ep.session(model).placement.nodes
+    assert entry.where != "placed" and why in str(entry.reason), entry

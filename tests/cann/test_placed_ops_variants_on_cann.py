@@ -20,7 +20,7 @@ cann_ep = pytest.importorskip("ort_ops.cann_ep")
 placed_cases = pytest.importorskip("test_placed_ops_on_cann")
 
 PROVIDER = "CANNExecutionProvider"
-CASES = [c for c in placed_cases.CASES if c.op not in placed_cases.NEEDS_950]
+CASES = [c for c in placed_cases.CASES if placed_cases.on_910b(c)]
 SPECIAL_F = ("nan", "inf", "-inf", "-0", "0", "subnormal", "-max", "max")
 SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min + 1, 0, -1]),
              np.dtype(np.int32): np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min + 1, 0, -1])}
@@ -34,7 +34,9 @@ NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil",
                "reduce_max_axis", "reduce_max_opset13_attr", "reduce_max_all_int64", "reduce_min_f16",
                "reduce_min_two_axes", "gather_embedding_token_ids", "gather_any_indices_last_axis_int32",
                "gather_any_indices_1d", "scatter_nd_add_embedding_backward", "scatter_nd_add_repeated",
-               "scatter_nd_add_full_index_int32"}
+               "scatter_nd_add_full_index_int32", "gather_nd_full_tuples_f16", "gather_elements",
+               "gather_elements_f16_int32_indices", "scatter_elements", "scatter_elements_add",
+               "scatter_elements_int32_mul"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

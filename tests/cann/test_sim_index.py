@@ -360,3 +360,51 @@ result = {"rc": rc, "msg": msg, "y": acl.from_device(px, (4, 3), np.float32).tol
     assert result["rc"] == ACL_ERROR_RT_AICORE_EXCEPTION
     assert "input 1 (indices) holds -2 at [2,0], outside [0, 4)" in result["msg"]
     assert result["y"] == np.arange(12, dtype=np.float32).reshape(4, 3).tolist()
+
+
+# --- ScatterElementsV2 (on Ascend 910B): ScatterElements in place, the A2/A3 configuration's types ---
+
+SE_V2_DTYPES = [np.float32, np.float16, BF16, np.int32, np.int8, np.uint8]  # scatter_elements_v2_def.cpp
+
+
+@pytest.mark.parametrize("dtype", SE_V2_DTYPES, ids=["float32", "float16", "bfloat16", "int32", "int8", "uint8"])
+@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
+def test_scatter_elements_v2(tmp_path, dtype, reduction):
+    rng = np.random.default_rng(23)
+    cases, refs = [], []
+    for i, (ds, ish, us, axis) in enumerate(SCATTER):
+        data, updates = values(rng, ds, dtype), values(rng, us, dtype)
+        indices = rng.integers(0, ds[axis], ish).astype(np.int64 if i % 2 else np.int32)  # with repeats
+        attrs = {"axis": axis, "reduction": reduction, "include_self": True}
+        ref = scatter_ref(data, indices, updates, axis, reduction)
+        cases.append(("ScatterElementsV2", [data, indices, updates], [Out(acl_dtype(dtype), ds, alias=0)], attrs))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases, **SOC_910B), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref, nan_payload=reduction == "none")
+
+
+def test_scatter_elements_v2_bool_takes_none_only_and_refuses_what_it_lacks(tmp_path):
+    data, i = np.array([True, False, True]), np.array([2, 0], np.int32)
+    updates = np.array([False, True])
+    x = np.ones((2, 3), np.float32)
+    results = run_ops(tmp_path, [
+        ("ScatterElementsV2", [data, i, updates], [Out(acl_dtype(bool), [3], alias=0)], None),
+        ("ScatterElementsV2", [data, i, updates], [(acl_dtype(bool), [3])], {"reduction": "add"}),
+        ("ScatterElementsV2", [x.astype(np.int64), np.zeros((2, 3), np.int32), x.astype(np.int64)],
+         [(acl_dtype(np.int64), [2, 3])], None),
+        ("ScatterElementsV2", [x, np.zeros((2, 3), np.int32), x], [(ACL_FLOAT, [2, 3])], {"include_self": False}),
+    ], **SOC_910B)
+    assert results[0][0] == 0 and results[0][2][0].tolist() == [True, False, False]
+    assert [r[0] for r in results[1:]] == [ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                           ACL_ERROR_OP_ATTR_NOT_MATCH]
+    assert 'bool data takes "none" only' in results[1][1]
+    assert "include_self is false" in results[3][1]
+
+
+def test_scatter_elements_v2_negative_index_is_a_fault(tmp_path):
+    data = np.zeros((2, 3), np.float32)
+    ((rc, msg, _),) = run_ops(tmp_path, [("ScatterElementsV2", [data, np.array([[-1], [0]], np.int64),
+                                                                 np.ones((2, 1), np.float32)],
+                                          [Out(ACL_FLOAT, [2, 3], alias=0)], {"axis": 1})], **SOC_910B)
+    assert rc == ACL_ERROR_RT_AICORE_EXCEPTION and "holds -1 at [0,0], outside [0, 3)" in msg, (rc, msg)

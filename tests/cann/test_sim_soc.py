@@ -30,7 +30,7 @@ MISSING = {
     "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "CrossEntropyLoss": {B, P, T}, "CrossEntropyLossGrad": {B, P, T},
     "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "GatherElementsV2": {"ascend950", B, P, T},
-    "ScatterNonAliasingAdd": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
+    "ScatterNonAliasingAdd": {B, P, T}, "ScatterElementsV2": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
     "MaxPoolV3": {B}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
     "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T},

@@ -59,7 +59,7 @@ def mixed_model():
                          kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("MaxPool", ["img"], ["pooled2"], name="maxpool_placed", kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("Slice", ["gemm", "zero", "two", "one", "two"], ["sl"], name="slice_step2_cpu"),
-        helper.make_node("GatherElements", ["gemm", "gidx"], ["ga"], name="gather_soc_cpu", axis=1),
+        helper.make_node("GatherElements", ["gemm", "gidx"], ["ga"], name="gather_elements_placed", axis=1),
         helper.make_node("Hardmax", ["gemm"], ["hm"], name="hardmax_cpu"),
         helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul_ep"),
         helper.make_node("EluGrad", ["gemm", "gemm2"], ["eg"], name="elugrad_ortops", domain=DOMAIN),
@@ -85,7 +85,8 @@ def test_each_node_goes_where_its_kernels_are():
     assert "alpha=2.0" in got["gemm_alpha_cpu"][1]
     assert "Indices output is used" in got["maxpool_indices_cpu"][1]
     assert "steps [2]" in got["slice_step2_cpu"][1]
-    assert "GatherElements is not available on Ascend910B1" in got["gather_soc_cpu"][1]
+    routes = {n.node: n.cann_ops for n in report.nodes}  # Atlas A2: the V2 route, not 950's GatherElements
+    assert routes["gather_elements_placed"] == ("ClipByValueV2", "Cast", "GatherElementsV2")
     assert "no CANN kernel" in got["hardmax_cpu"][1]
     by_name = {n.name: n for n in placed.graph.node}
     assert by_name["cast_placed"].op_type == "CastToFloat" and by_name["cast_placed"].domain == CANN_DOMAIN
@@ -111,7 +112,12 @@ def test_soc_decides_with_the_library_table():
     assert cann_op_unavailable("SomethingElse", "EluGrad") is None  # unknown SoCs: assume available
     report = PlacementReport()
     place(mixed_model(), soc="Ascend950PR", report=report)
-    assert where(report)["gather_soc_cpu"][0] == "placed"
+    assert where(report)["gather_elements_placed"][0] == "placed"
+    assert {n.node: n.cann_ops for n in report.nodes}["gather_elements_placed"] == ("GatherElements",)
+    report = PlacementReport()
+    place(mixed_model(), soc="Ascend310P3", report=report)  # neither route's ops
+    gather = where(report)["gather_elements_placed"]
+    assert gather[0] == "cpu" and "CANN op GatherElements is not available on Ascend310P3" in gather[1], gather
     report = PlacementReport()
     place(mixed_model(), soc="Ascend310B1", report=report)
     # the CANN EP's own Add kernel still claims it (and would fail there: the README says x)

@@ -1,20 +1,38 @@
-// GatherElements and ScatterElements placed on CANN: CANN's ops of the same names (GatherElements:
-// x, index, attr dim; ScatterElements: data, indices, updates, attrs axis, reduction). CANN follows
-// torch.gather / scatter: indices must lie in [0, size) (ONNX also allows [-size, 0)); the device
-// reports others as a fault at the next synchronisation. The kernels synchronise right after the
-// launch so that such a fault fails this node by name (SyncForDeviceFaults): the indices live on
-// the device, reading them on the host would need the same wait and a copy.
+// GatherElements and ScatterElements placed on CANN. CANN follows torch.gather / scatter: indices
+// must lie in [0, size) (ONNX also allows [-size, 0)); the device reports others as a fault at the
+// next synchronisation. The kernels synchronise right after the launch so that such a fault fails
+// this node by name (SyncForDeviceFaults): the indices live on the device, reading them on the host
+// would need the same wait and a copy. Two routes each, the first the SoC has (RouteOnSoc, in the
+// order of the placement rule):
+// - "default" (Ascend 950): CANN's ops of the same names (GatherElements: x, index, attr dim;
+//   ScatterElements: data, indices, updates, attrs axis, reduction).
+// - "v2" (Atlas A2/A3): GatherElementsV2 takes int32 indices (hicann/ops-nn index/gather_elements_v2;
+//   negative ones count from the end there): int64 indices are first clamped to [-(size + 1), size]
+//   with ClipByValueV2 (an index out of range stays out of range) and cast to int32 with Cast, so the
+//   narrowing is exact, in the run's scratch. ScatterElementsV2 updates its input in place
+//   (index/scatter_elements_v2: GE names input and output `var`): the output is first a device copy
+//   of data.
 #include <string>
 
+#include "cann/sequence_kernel.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::gather_scatter {
 namespace {
 
+constexpr const char* kV2 = "v2";
+
+// The route of `onnx_op` for data of `type`: the V2 ops take every registered type but int64.
+const char* RouteFor(const char* onnx_op, ONNXTensorElementDataType type) {
+  return type == kI64 ? kDefaultRoute : RouteOnSoc(onnx_op, {kDefaultRoute, kV2});
+}
+
 class GatherElementsKernel : public PlacedKernel {
  public:
   GatherElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {
+      : GatherElementsKernel(info, op, status, RouteFor("GatherElements", op.inputs()[0].type)) {}
+  GatherElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route)
+      : PlacedKernel(info, op, status, route), v2_(std::string(route) == kV2) {
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "axis", 0, &axis_);
   }
 
@@ -30,6 +48,7 @@ class GatherElementsKernel : public PlacedKernel {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }
     return OnOutput(context, index.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      if (v2_) return GatherV2(context, run, x, index, axis, out);
       const aclDataType type = AclTypeOf(x.type);
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
                                  .Input(x.data, Bytes(x), type, x.shape)
@@ -42,13 +61,54 @@ class GatherElementsKernel : public PlacedKernel {
   }
 
  private:
+  // The "v2" route: int64 indices clamped and cast to int32 in the scratch, then GatherElementsV2.
+  OrtStatusPtr GatherV2(OrtKernelContext* context, CannRun& begun, const TensorView& x, const TensorView& index,
+                        int64_t axis, void* out) const {
+    const int64_t size = x.shape[static_cast<size_t>(axis)];
+    if (size >= INT32_MAX) return Fail("axis of " + std::to_string(size) + " positions is beyond int32 indices");
+    cann::SequenceRun run;
+    static_cast<CannRun&>(run) = begun;
+    const void* index32 = index.data;
+    if (index.type == kI64) {
+      cann::ScratchLayout layout;
+      const size_t clamped_at = layout.Add(index.count * sizeof(int64_t));
+      const size_t narrow_at = layout.Add(index.count * sizeof(int32_t));
+      ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+      const int64_t low = -(size + 1), high = size;
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ClipByValueV2")
+                                 .Input(index.data, Bytes(index), ACL_INT64, index.shape)
+                                 .ConstInput(&low, sizeof low, ACL_INT64, {})
+                                 .ConstInput(&high, sizeof high, ACL_INT64, {})
+                                 .Output(run.Scratch(clamped_at), Bytes(index), ACL_INT64, index.shape)
+                                 .Run(run.stream));
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Cast")
+                                 .Input(run.Scratch(clamped_at), Bytes(index), ACL_INT64, index.shape)
+                                 .Output(run.Scratch(narrow_at), index.count * sizeof(int32_t), ACL_INT32, index.shape)
+                                 .AttrInt("dst_type", ACL_INT32)
+                                 .Run(run.stream));
+      index32 = run.Scratch(narrow_at);
+    }
+    const aclDataType type = AclTypeOf(x.type);
+    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElementsV2")
+                               .Input(x.data, Bytes(x), type, x.shape)
+                               .Input(index32, index.count * sizeof(int32_t), ACL_INT32, index.shape)
+                               .Output(out, index.count * ElementSize(x.type), type, index.shape)
+                               .AttrInt("dim", axis)
+                               .Run(run.stream));
+    return SyncForDeviceFaults(run, "GatherElementsV2");
+  }
+
   int64_t axis_ = 0;
+  bool v2_ = false;
+  mutable cann::ScratchUser scratch_;
 };
 
 class ScatterElementsKernel : public PlacedKernel {
  public:
   ScatterElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {
+      : ScatterElementsKernel(info, op, status, RouteFor("ScatterElements", op.inputs()[0].type)) {}
+  ScatterElementsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route)
+      : PlacedKernel(info, op, status, route), v2_(std::string(route) == kV2) {
     if (*status != nullptr) return;
     if ((*status = ReadIntAttribute(info, name(), "axis", 0, &axis_)) != nullptr) return;
     if ((*status = ReadStringAttribute(info, name(), "reduction", "none", &reduction_)) != nullptr) return;
@@ -72,20 +132,23 @@ class ScatterElementsKernel : public PlacedKernel {
     }
     return OnOutput(context, data.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const aclDataType type = AclTypeOf(data.type);
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterElements")
-                                 .Input(data.data, Bytes(data), type, data.shape)
+      const char* op = v2_ ? "ScatterElementsV2" : "ScatterElements";
+      if (v2_) ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(out, data.data, Bytes(data)));
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, op)
+                                 .Input(v2_ ? out : data.data, Bytes(data), type, data.shape)
                                  .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
                                  .Input(updates.data, Bytes(updates), type, updates.shape)
                                  .Output(out, Bytes(data), type, data.shape)
                                  .AttrInt("axis", axis)
                                  .AttrString("reduction", reduction_.c_str())
                                  .Run(run.stream));
-      return SyncForDeviceFaults(run, "ScatterElements");
+      return SyncForDeviceFaults(run, op);
     });
   }
 
  private:
   int64_t axis_ = 0;
+  bool v2_ = false;
   std::string reduction_;
 };
 

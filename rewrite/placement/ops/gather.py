@@ -1,8 +1,9 @@
-"""``Gather`` -> its kernel's two routes. Constant indices naming a run of consecutive positions (a
-scalar index, as torch's ``select`` and ``x[:, i]`` export, is a run of one): one CANN ``Slice`` of
-that run. Any other indices (an embedding's token ids, read on the host): CANN ``Expand`` of the
-int32 indices and ``GatherElementsV2`` (float32/float16/bfloat16/int32 data; on Atlas A2/A3). The
-general CANN ``GatherV2`` is Ascend 950 only (hicann/ops-nn's README)."""
+"""``Gather`` and ``GatherND`` (batch_dims 0) -> the kernels of ``placed/gather.cc``, a gather of
+positions: a run of consecutive ones is one CANN ``Slice`` (Gather's constant run: a scalar index, as
+torch's ``select`` and ``x[:, i]`` export, is a run of one); other positions (an embedding's token ids,
+read on the host) are CANN ``Expand`` of the int32 positions and ``GatherElementsV2``
+(float32/float16/bfloat16/int32 data; Atlas A2/A3). CANN's ``GatherV2`` and ``GatherNd`` are
+Ascend 950 only (hicann/ops-nn's READMEs)."""
 
 import numpy as np
 from onnx import TensorProto
@@ -52,4 +53,20 @@ def _check(info: NodeInfo) -> str | None:
             "takes float32, float16, bfloat16 or int32 data (CANN GatherV2 is Ascend 950 only)")
 
 
-RULES = (PlaceRule("Gather", check=_check, route=_route),)
+def _gather_nd_check(info: NodeInfo) -> str | None:
+    if info.attr("batch_dims", 0) != 0:
+        return f"batch_dims {info.attr('batch_dims', 0)}: only 0 is placed"
+    if info.input_types[0] not in GATHER_ELEMENTS_TYPES:
+        return "CANN GatherElementsV2 takes float32, float16, bfloat16 or int32 data (CANN GatherNd is Ascend 950 only)"
+    shape = info.input_shapes[1]
+    if shape is not None and (len(shape) == 0 or shape[-1] == 0):
+        return f"indices of shape {list(shape)}: a last dim of at least 1 is placed"
+    return None
+
+
+RULES = (
+    PlaceRule("Gather", check=_check, route=_route),
+    # GatherND (batch_dims 0) -> the same positions along the data's first K dims flattened: Slice of
+    # a run, else Expand + GatherElementsV2 (indices read on the host; adaptive pooling exports it).
+    PlaceRule("GatherND", check=_gather_nd_check, min_opset=11),
+)

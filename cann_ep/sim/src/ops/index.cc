@@ -180,24 +180,23 @@ aclError k_gather_elements_v2(const OpCall& c, Run* run) {
   return gather_kernel(c, run, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32}, {ACL_INT32}, 8, true);
 }
 
-// ScatterElements(data, indices, updates; axis = 0, reduction = "none") -> y (shape of data): a
-// copy of data, then for every element of indices in row-major order y[.. indices[i..] on axis ..]
+namespace {
+
+// ScatterElements and ScatterElementsV2 (data types `dtypes`): a copy of data (unless y is data's
+// own buffer), then for every element of indices in row-major order y[.. indices[i..] on axis ..]
 // = / += / *= updates[i..] (float16/bfloat16 in float32, one rounding per update; integers wrap).
-// With "none" and a repeated index the last update wins. y may be data's own buffer.
-aclError k_scatter_elements(const OpCall& c, Run* run) {
+// With "none" and a repeated index the last update wins; bool data takes "none" only.
+aclError scatter_kernel(const OpCall& c, Run* run, std::initializer_list<aclDataType> dtypes) {
   if (aclError rc = expect_counts(c, 3, 1)) return rc;
   const OpTensor &data = c.in[0], &indices = c.in[1], &updates = c.in[2], &y = c.out[0];
-  if (aclError rc =
-          expect_dtype_in(c, "input 0 (data)", data,
-                          {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_INT32, ACL_INT64}))
-    return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (data)", data, dtypes)) return rc;
   if (aclError rc = expect_dtype_in(c, "input 1 (indices)", indices, {ACL_INT32, ACL_INT64})) return rc;
   if (aclError rc = expect_same_dtype(c, "input 2 (updates)", updates, "input 0 (data)", data)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (data)", data)) return rc;
   if (data.dims.empty() || indices.dims.size() != data.dims.size() || updates.dims.size() != data.dims.size())
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "ScatterElements: data %s, indices %s and updates %s must have the same rank (>= 1)",
-                shape_str(data.dims).c_str(), shape_str(indices.dims).c_str(), shape_str(updates.dims).c_str());
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: data %s, indices %s and updates %s must have the same rank (>= 1)",
+                c.type.c_str(), shape_str(data.dims).c_str(), shape_str(indices.dims).c_str(),
+                shape_str(updates.dims).c_str());
   IndexGeom g;
   if (aclError rc = normalize_axis(c, "axis", c.attr_int("axis", 0), data.dims.size(), &g.axis)) return rc;
   if (aclError rc = expect_not_larger(c, "input 1 (indices)", indices, "updates", updates, -1)) return rc;
@@ -213,8 +212,11 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
   else if (red == "mul")
     r = Reduction::kMul;
   else
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
-                "ScatterElements: attribute reduction is \"%s\", expected \"none\", \"add\" or \"mul\"", red.c_str());
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute reduction is \"%s\", expected \"none\", \"add\" or \"mul\"",
+                c.type.c_str(), red.c_str());
+  if (data.dtype == ACL_BOOL && r != Reduction::kNone)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute reduction is \"%s\", bool data takes \"none\" only",
+                c.type.c_str(), red.c_str());
   g.axis_size = data.dims[g.axis];
   g.index_strides = row_major_strides(indices.dims);
   g.target_strides = row_major_strides(data.dims);
@@ -222,22 +224,47 @@ aclError k_scatter_elements(const OpCall& c, Run* run) {
   const size_t es = dtype_size(data.dtype);
   visit_dtype(data.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!T::kBool)
-      *run = [c, g, es, r] {
-        std::vector<int64_t> dst, src;
-        if (!resolve(c.in[1], "indices", g, "data", c.in[0].dims, &dst, &src)) return;
-        auto* ys = static_cast<unsigned char*>(c.out[0].data);
-        const auto* us = static_cast<const unsigned char*>(c.in[2].data);
-        if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(ys, c.in[0].data, c.in[0].bytes);
-        for (size_t i = 0; i < dst.size(); ++i) {
-          if (r == Reduction::kNone)
-            std::memmove(ys + dst[i] * es, us + src[i] * es, es);
-          else
+    *run = [c, g, es, r] {
+      std::vector<int64_t> dst, src;
+      if (!resolve(c.in[1], "indices", g, "data", c.in[0].dims, &dst, &src)) return;
+      auto* ys = static_cast<unsigned char*>(c.out[0].data);
+      const auto* us = static_cast<const unsigned char*>(c.in[2].data);
+      if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(ys, c.in[0].data, c.in[0].bytes);
+      for (size_t i = 0; i < dst.size(); ++i) {
+        if constexpr (!T::kBool) {
+          if (r != Reduction::kNone) {
             scatter_combine<T>(ys, dst[i], us, src[i], r);
+            continue;
+          }
         }
-      };
+        std::memmove(ys + dst[i] * es, us + src[i] * es, es);
+      }
+    };
   });
   return ACL_SUCCESS;
+}
+
+}  // namespace
+
+// ScatterElements(data, indices, updates; axis = 0, reduction = "none") -> y (shape of data): see
+// scatter_kernel. y may be data's own buffer.
+aclError k_scatter_elements(const OpCall& c, Run* run) {
+  return scatter_kernel(c, run,
+                        {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_INT32, ACL_INT64});
+}
+
+// ScatterElementsV2(var, indices, updates; axis = 0, reduction = "none", include_self = true) -> var:
+// ScatterElements updating var in place (GE's REG_OP gives input and output one name; a separate
+// output buffer gets the copy). Data types of its Atlas A2/A3 configuration (hicann/ops-nn@e5c3fa93
+// index/scatter_elements_v2/op_host/scatter_elements_v2_def.cpp): float32, float16, bfloat16, int32,
+// int8, uint8, bool; indices int32/int64 in [0, size) (README constraints; others fault).
+// include_self only matters for a mean reduction, which the proto does not offer: false is refused.
+aclError k_scatter_elements_v2(const OpCall& c, Run* run) {
+  if (c.attr_int("include_self", 1) == 0)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "ScatterElementsV2: attribute include_self is false (only the mean "
+                "reduction, which this op does not have, reads it)");
+  return scatter_kernel(c, run, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32, ACL_INT8, ACL_UINT8, ACL_BOOL});
 }
 
 // ScatterNonAliasingAdd(x, indices, updates) -> y (shape of x): a copy of x, then for every K-tuple
@@ -289,6 +316,7 @@ aclError k_scatter_non_aliasing_add(const OpCall& c, Run* run) {
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
 ACLSIM_OPS(index, {"GatherElements", k_gather_elements}, {"GatherElementsV2", k_gather_elements_v2},
-           {"ScatterElements", k_scatter_elements}, {"ScatterNonAliasingAdd", k_scatter_non_aliasing_add})
+           {"ScatterElements", k_scatter_elements}, {"ScatterElementsV2", k_scatter_elements_v2},
+           {"ScatterNonAliasingAdd", k_scatter_non_aliasing_add})
 
 }  // namespace aclsim

@@ -25,6 +25,25 @@ const Launches* FindLaunches(const char* onnx_op, const char* route) {
   return nullptr;
 }
 
+const char* RouteOnSoc(const char* onnx_op, std::initializer_list<const char*> routes) {
+  const cann::AclApi* acl = nullptr;
+  OrtStatusPtr status = cann::AclForKernel(onnx_op, &acl);
+  if (status != nullptr) {
+    Api().ReleaseStatus(status);
+    return *routes.begin();
+  }
+  for (const char* route : routes) {
+    const Launches* launches = FindLaunches(onnx_op, route);
+    if (launches == nullptr) continue;
+    bool all = true;
+    for (size_t i = 0; i < launches->count && all; ++i) {
+      all = cann::UnavailableReason(cann::SocName(*acl), launches->ops[i]) == nullptr;
+    }
+    if (all) return route;
+  }
+  return *routes.begin();
+}
+
 PlacedKernel::PlacedKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, const char* route,
                            const char* onnx_op)
     : name_(op.GetName()), onnx_op_(onnx_op != nullptr ? onnx_op : op.GetName()) {

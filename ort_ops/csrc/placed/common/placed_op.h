@@ -55,6 +55,10 @@ struct Launches {
 constexpr const char* kDefaultRoute = "default";
 // The entry of `onnx_op` on `route`, or nullptr if the table has none.
 const Launches* FindLaunches(const char* onnx_op, const char* route);
+// The first of `routes` (alternatives in preference order, as the placement rule lists them) whose
+// CANN ops the session's SoC has; the first one if none has them (its check then fails naming the
+// missing op) or ACL is missing.
+const char* RouteOnSoc(const char* onnx_op, std::initializer_list<const char*> routes);
 
 // The kernel base of placed ops: the node's op type and name (errors), the ACL functions checked
 // at creation against the SoC for the CANN ops the kernel launches on `route` (its entry in the

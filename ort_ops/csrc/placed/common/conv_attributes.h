@@ -1,0 +1,96 @@
+// The attributes placed Conv and ConvTranspose share, read at kernel creation (any of them may be
+// absent: their defaults depend on the input's rank, known at run time), and their 2-D form: a
+// 1-D convolution of (N, C, L) is the 2-D one of (N, C, 1, L) (H = 1, its stride, dilation 1, no
+// pads), which is how both kernels send it to CANN's 2-D ops (4-D NCHW only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/tensor_io.h"
+
+namespace ortops::placed {
+
+struct ConvAttributes {
+  std::vector<int64_t> strides, pads, dilations, kernel_shape;  // as the node has them ({} if absent)
+  int64_t group = 1;
+  std::string auto_pad = "NOTSET";
+
+  // Reads them from the node; `op` names it in errors.
+  OrtStatusPtr Read(const OrtKernelInfo* info, const char* op) {
+    OrtStatusPtr status = nullptr;
+    if ((status = ReadIntsAttribute(info, op, "strides", {}, &strides)) != nullptr ||
+        (status = ReadIntsAttribute(info, op, "pads", {}, &pads)) != nullptr ||
+        (status = ReadIntsAttribute(info, op, "dilations", {}, &dilations)) != nullptr ||
+        (status = ReadIntsAttribute(info, op, "kernel_shape", {}, &kernel_shape)) != nullptr ||
+        (status = ReadIntAttribute(info, op, "group", 1, &group)) != nullptr ||
+        (status = ReadStringAttribute(info, op, "auto_pad", "NOTSET", &auto_pad)) != nullptr) {
+      return status;
+    }
+    return nullptr;
+  }
+
+  // "" if the lists fit one spatial rank (1 or 2: each has that many entries, pads twice as many,
+  // or is absent) and the values are in range; else what is wrong.
+  std::string Check() const {
+    const size_t rank = Rank();
+    if (rank > 2 || !Fits(rank).empty()) {
+      return "strides " + ShapeText(strides) + ", pads " + ShapeText(pads) + ", dilations " + ShapeText(dilations) +
+             " and kernel_shape " + ShapeText(kernel_shape) + " are not of one spatial rank 1 or 2";
+    }
+    for (int64_t s : strides) {
+      if (s < 1) return "strides " + ShapeText(strides) + " must be >= 1";
+    }
+    for (int64_t d : dilations) {
+      if (d < 1) return "dilations " + ShapeText(dilations) + " must be >= 1";
+    }
+    for (int64_t p : pads) {
+      if (p < 0) return "pads " + ShapeText(pads) + " must be >= 0";
+    }
+    if (group < 1) return "group " + std::to_string(group) + " must be >= 1";
+    return "";
+  }
+
+  // "" if the node's lists fit `spatial` dims (the input's rank - 2); else what is wrong.
+  std::string Fits(size_t spatial) const {
+    const bool ok = (strides.empty() || strides.size() == spatial) && (pads.empty() || pads.size() == 2 * spatial) &&
+                    (dilations.empty() || dilations.size() == spatial) &&
+                    (kernel_shape.empty() || kernel_shape.size() == spatial);
+    return ok ? ""
+              : "the attributes are " + std::to_string(Rank()) + "-D, the input has " + std::to_string(spatial) +
+                    " spatial dims";
+  }
+
+  size_t Rank() const {
+    if (!strides.empty()) return strides.size();
+    if (!dilations.empty()) return dilations.size();
+    if (!kernel_shape.empty()) return kernel_shape.size();
+    return pads.size() / 2;
+  }
+};
+
+// An ONNX per-axis list of `spatial` (1 or 2) entries (`fallback` each if absent) as the 2-D one
+// ([1, v] for 1-D: H = 1).
+inline std::vector<int64_t> As2d(const std::vector<int64_t>& values, size_t spatial, int64_t fallback) {
+  std::vector<int64_t> out = values.empty() ? std::vector<int64_t>(spatial, fallback) : values;
+  if (spatial == 1) out.insert(out.begin(), 1);
+  return out;
+}
+
+// ONNX pads of `spatial` dims ([begins..., ends...]; 0 if absent) as CANN's 2-D [top, bottom,
+// left, right] ([0, 0, begin, end] for 1-D).
+inline std::vector<int64_t> CannPads(const std::vector<int64_t>& pads, size_t spatial) {
+  std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(2 * spatial, 0) : pads;
+  if (spatial == 1) return {0, 0, p[0], p[1]};
+  return {p[0], p[2], p[1], p[3]};
+}
+
+// A shape of `spatial` dims after N and C as the 4-D one ([N, C, 1, L] for 1-D).
+inline std::vector<int64_t> As4d(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out = shape;
+  if (out.size() == 3) out.insert(out.begin() + 2, 1);
+  return out;
+}
+
+}  // namespace ortops::placed
