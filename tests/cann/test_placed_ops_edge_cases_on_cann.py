@@ -346,10 +346,10 @@ def needs_950():
         pytest.skip("runs in the child of test_device_faults_in_a_child (ACLSIM_SOC_NAME=Ascend950PR)")
 
 
-def test_gather_elements_negative_index_names_node_op_and_value():
+def test_gather_elements_out_of_range_index_names_node_op_and_value():
     needs_950()
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    bad, good = np.array([[0, -1], [1, 2]]), np.array([[0, 2], [1, 2]])
+    bad, good = np.array([[0, 3], [1, 2]]), np.array([[0, -1], [1, 2]])  # -1: ONNX's last, mapped on the device
     model = one_node("GatherElements", [x, good], {"axis": 1}, symbolic=True, name="pick")
     session = cann_ep.session(model)
     assert [e.where for e in session.placement.nodes] == ["placed"]
@@ -357,9 +357,9 @@ def test_gather_elements_negative_index_names_node_op_and_value():
         session.run(None, {"in0": x, "in1": bad})
     message = str(raised.value)
     assert "GatherElements node 'pick' on CANN: the device failed running CANN GatherElements" in message
-    assert "ACL error 507015" in message and "holds -1 at [0,1], outside [0, 3)" in message, message
+    assert "ACL error 507015" in message and "holds 3 at [0,1], outside [0, 3)" in message, message
     (got,) = session.run(None, {"in0": x, "in1": good})
-    np.testing.assert_array_equal(got, np.take_along_axis(x, good, axis=1))
+    np.testing.assert_array_equal(got, np.take_along_axis(x, np.where(good < 0, good + 3, good), axis=1))
 
 
 def test_scatter_elements_out_of_range_index_names_node_op_and_value():
@@ -415,13 +415,13 @@ def test_gather_elements_v2_index_out_of_range_fails_naming_the_node(bad):
     assert_bits_equal(got, np.take_along_axis(x, good, axis=1))
 
 
-@pytest.mark.parametrize("bad", [3, -1])  # CANN takes [0, size): a negative index is a fault there too
+@pytest.mark.parametrize("bad", [3, -4])  # outside ONNX's [-3, 3)
 def test_scatter_elements_v2_index_outside_the_data_fails_naming_the_node(bad):
     data, updates = np.zeros((2, 3), np.float32), np.ones((2, 1), np.float32)
     good = np.array([[2], [0]], np.int64)
     session = cann_ep.session(one_node("ScatterElements", [data, good, updates], {"axis": 1}, name="put"))
     (entry,) = session.placement.nodes
-    assert entry.where == "placed" and entry.cann_ops == ("ScatterElementsV2",), entry
+    assert entry.where == "placed" and entry.cann_ops == ("Less", "Add", "SelectV2", "ScatterElementsV2"), entry
     with pytest.raises(Exception, match=r"ScatterElements node 'put' on CANN: the device failed running CANN "
                                         r"ScatterElementsV2"):
         session.run(None, {"in0": data, "in1": np.array([[bad], [0]], np.int64), "in2": updates})
@@ -429,6 +429,17 @@ def test_scatter_elements_v2_index_outside_the_data_fails_naming_the_node(bad):
     want = data.copy()
     np.put_along_axis(want, good, updates, axis=1)
     assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
+def test_scatter_elements_negative_indices_count_from_the_end(reduction):
+    data = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    indices = np.array([[-1, 0], [-4, 3], [2, -2]], np.int64)
+    updates = np.array([[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]], np.float32)
+    inputs = [data, indices, updates]
+    want, got = cpu_and_placed(one_node("ScatterElements", inputs, {"axis": 1, "reduction": reduction}),
+                               feeds_of(inputs))
+    assert_bits_equal(got[0], want[0])
 
 
 def test_int64_gather_elements_stays_on_the_cpu_on_910b():
@@ -541,7 +552,7 @@ def test_max_pool_window_with_nan_is_nan_on_the_device():
 
 # -- ScatterND (add): CANN ScatterNonAliasingAdd takes indices in [0, size) -------------------------
 
-@pytest.mark.parametrize("bad", [-1, 20])
+@pytest.mark.parametrize("bad", [-21, 20])  # outside ONNX's [-20, 20)
 def test_scatter_nd_add_index_outside_the_data_fails_naming_the_node(bad):
     data, updates = np.zeros((20, 3), np.float32), np.ones((2, 3), np.float32)
     indices = np.array([[1], [2]], np.int64)
@@ -557,7 +568,6 @@ def test_scatter_nd_add_index_outside_the_data_fails_naming_the_node(bad):
 @pytest.mark.parametrize("reduction, indices, why", [
     ("none", np.array([[1]], np.int64), r"reduction 'none': only 'add' is placed"),
     ("mul", np.array([[1]], np.int64), r"reduction 'mul'"),
-    ("add", np.array([[-1]], np.int64), r"negative indices"),
 ])
 def test_scatter_nd_not_placed_says_why(reduction, indices, why):
     model = one_node("ScatterND", [np.zeros((4, 2), np.float32), indices, np.ones((1, 2), np.float32)],
@@ -566,12 +576,27 @@ def test_scatter_nd_not_placed_says_why(reduction, indices, why):
     assert entry.where != "placed" and __import__("re").search(why, str(entry.reason)), entry
 
 
-# -- Clip: constant bounds only (read on the host) ------------------------------------------------
+def test_scatter_nd_add_negative_indices_count_from_the_end():
+    data, updates = np.zeros((4, 3, 2), np.float32), np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    indices = np.array([[[-1, 0], [3, -3]], [[0, -1], [-4, 2]], [[-1, 0], [1, 1]]], np.int64)  # repeats too
+    inputs = [data, indices, updates]
+    want, got = cpu_and_placed(one_node("ScatterND", inputs, {"reduction": "add"}), feeds_of(inputs))
+    assert_bits_equal(got[0], want[0])
 
-def test_clip_with_computed_bounds_is_not_placed():
-    model = one_node("Clip", [np.ones((2, 3), np.float32), np.float32(0), np.float32(1)], consts=[1])
-    (entry,) = cann_ep.session(model).placement.nodes
-    assert entry.where != "placed" and "max computed at run time" in str(entry.reason), entry
+
+# -- Clip: the bounds are read on the host ---------------------------------------------------------
+
+def test_clip_with_bounds_fed_at_run_time_is_placed():
+    x = np.array([[-2.0, 0.5, 3.0]], np.float32)
+    session = cann_ep.session(one_node("Clip", [x, np.float32(0), np.float32(1)], name="clamp"))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    for low, high in ((0.0, 1.0), (-3.0, 2.5), (1.0, 0.0)):
+        (got,) = session.run(None, {"in0": x, "in1": np.array(low, np.float32), "in2": np.array(high, np.float32)})
+        assert_bits_equal(got, np.minimum(np.maximum(x, np.float32(low)), np.float32(high)))
+    with pytest.raises(Exception, match=r"Clip node 'clamp' on CANN: max of shape \[2\] is not a scalar"):
+        symbolic = one_node("Clip", [x, np.float32(0), np.array([1, 2], np.float32)], symbolic=True, name="clamp")
+        cann_ep.session(symbolic).run(None, {"in0": x, "in1": np.array(0, np.float32),
+                                             "in2": np.array([1, 2], np.float32)})
 
 
 @pytest.mark.parametrize("low, high", [(-1.0, 1.0), (0.5, -0.5), (-np.inf, 0.0), (2.0, 2.0)])

@@ -1,6 +1,6 @@
 // Clip (opset >= 11: input, min?, max?) placed on CANN: one CANN ClipByValueV2 (x, clip_value_min,
 // clip_value_max -> y; hicann/ops-math conversion/clip_by_value_v2) given the bounds as constant
-// scalars. min and max are host inputs (the placement rule places constant ones only); an absent
+// scalars. min and max are host inputs (ORT keeps them in CPU memory); an absent
 // bound is ONNX's default, numeric_limits<T>::lowest() / max() (floats: -+the largest finite value,
 // so an infinity becomes it, as on the CPU EP; the op runs without bounds too). ONNX sets every element to max when
 // min > max. The README writes y = max(min(x, max), min) (min there), its kernels compute

@@ -1,6 +1,7 @@
 // GatherElements and ScatterElements placed on CANN. CANN follows torch.gather / scatter: indices
-// must lie in [0, size) (ONNX also allows [-size, 0)); the device reports others as a fault at the
-// next synchronisation. The kernels synchronise right after the launch so that such a fault fails
+// must lie in [0, size) (ONNX also allows [-size, 0), which NormalizeNegativeIndices maps there first:
+// Less, Add, SelectV2; GatherElementsV2 takes them as they are); the device reports others as a fault
+// at the next synchronisation. The kernels synchronise right after the launch so that such a fault fails
 // this node by name (SyncForDeviceFaults): the indices live on the device, reading them on the host
 // would need the same wait and a copy. Two routes each, the first the SoC has (RouteOnSoc, in the
 // order of the placement rule):
@@ -47,12 +48,18 @@ class GatherElementsKernel : public PlacedKernel {
     if (index.shape.size() != x.shape.size()) {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }
-    return OnOutput(context, index.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
-      if (v2_) return GatherV2(context, run, x, index, axis, out);
+    return OnOutput(context, index.shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
+      if (v2_) return GatherV2(context, begun, x, index, axis, out);
+      cann::SequenceRun run;
+      static_cast<CannRun&>(run) = begun;
+      ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, NormalizingScratchBytes(index)));
+      void* positions = nullptr;
+      ORTOPS_RETURN_IF_ERROR(
+          NormalizeNegativeIndices(run, index, {x.shape[static_cast<size_t>(axis)]}, run.Scratch(0), &positions));
       const aclDataType type = AclTypeOf(x.type);
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElements")
                                  .Input(x.data, Bytes(x), type, x.shape)
-                                 .Input(index.data, Bytes(index), AclTypeOf(index.type), index.shape)
+                                 .Input(positions, Bytes(index), AclTypeOf(index.type), index.shape)
                                  .Output(out, index.count * ElementSize(x.type), type, index.shape)
                                  .AttrInt("dim", axis)
                                  .Run(run.stream));
@@ -130,13 +137,19 @@ class ScatterElementsKernel : public PlacedKernel {
       return Fail("indices " + ShapeText(indices.shape) + " and updates " + ShapeText(updates.shape) +
                   " must have one shape of data's rank (" + ShapeText(data.shape) + ")");
     }
-    return OnOutput(context, data.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+    return OnOutput(context, data.shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
+      cann::SequenceRun run;
+      static_cast<CannRun&>(run) = begun;
+      ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, data.memory, NormalizingScratchBytes(indices)));
+      void* positions = nullptr;
+      ORTOPS_RETURN_IF_ERROR(
+          NormalizeNegativeIndices(run, indices, {data.shape[static_cast<size_t>(axis)]}, run.Scratch(0), &positions));
       const aclDataType type = AclTypeOf(data.type);
       const char* op = v2_ ? "ScatterElementsV2" : "ScatterElements";
       if (v2_) ORTOPS_RETURN_IF_ERROR(run.CopyOnDevice(out, data.data, Bytes(data)));
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, op)
                                  .Input(v2_ ? out : data.data, Bytes(data), type, data.shape)
-                                 .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
+                                 .Input(positions, Bytes(indices), AclTypeOf(indices.type), indices.shape)
                                  .Input(updates.data, Bytes(updates), type, updates.shape)
                                  .Output(out, Bytes(data), type, data.shape)
                                  .AttrInt("axis", axis)
@@ -150,6 +163,7 @@ class ScatterElementsKernel : public PlacedKernel {
   int64_t axis_ = 0;
   bool v2_ = false;
   std::string reduction_;
+  mutable cann::ScratchUser scratch_;
 };
 
 }  // namespace

@@ -1,12 +1,14 @@
 // ScatterND with reduction "add" (opset >= 16; the embedding backward torch exports) placed on CANN:
 // one CANN ScatterNonAliasingAdd (x, indices, updates -> y = a copy of x, then y[indices[i]] +=
 // updates[i] in index order, repeated indices accumulating; hicann/ops-nn
-// index/scatter_non_aliasing_add). CANN takes indices in [0, size) and does not check them (ONNX
-// also allows negative ones): the simulator, like a device, faults on others, and the kernel
+// index/scatter_non_aliasing_add). CANN takes indices in [0, size) and does not check them; ONNX
+// also allows negative ones, which NormalizeNegativeIndices maps there first (Less, Add, SelectV2
+// with each tuple entry's dim). The simulator, like a device, faults on others, and the kernel
 // synchronises right after the launch so that such a fault fails this node by name
 // (SyncForDeviceFaults). No updates: the output is a device copy of data.
 #include <string>
 
+#include "cann/sequence_kernel.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::scatter_nd {
@@ -40,18 +42,27 @@ class ScatterNdAddKernel : public PlacedKernel {
       return Fail("updates of shape " + ShapeText(updates.shape) + ", expected " + ShapeText(expected) +
                   " (indices' dims but the last, then data's dims from " + std::to_string(k) + ")");
     }
-    return OnOutput(context, data.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
-      if (updates.count == 0) return run.CopyOnDevice(out, data.data, Bytes(data));
+    return OnOutput(context, data.shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
+      if (updates.count == 0) return begun.CopyOnDevice(out, data.data, Bytes(data));
+      cann::SequenceRun run;
+      static_cast<CannRun&>(run) = begun;
+      ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, data.memory, NormalizingScratchBytes(indices)));
+      void* tuples = nullptr;
+      const std::vector<int64_t> sizes(data.shape.begin(), data.shape.begin() + static_cast<std::ptrdiff_t>(k));
+      ORTOPS_RETURN_IF_ERROR(NormalizeNegativeIndices(run, indices, sizes, run.Scratch(0), &tuples));
       const aclDataType type = AclTypeOf(data.type);
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "ScatterNonAliasingAdd")
                                  .Input(data.data, Bytes(data), type, data.shape)
-                                 .Input(indices.data, Bytes(indices), AclTypeOf(indices.type), indices.shape)
+                                 .Input(tuples, Bytes(indices), AclTypeOf(indices.type), indices.shape)
                                  .Input(updates.data, Bytes(updates), type, updates.shape)
                                  .Output(out, Bytes(data), type, data.shape)
                                  .Run(run.stream));
       return SyncForDeviceFaults(run, "ScatterNonAliasingAdd");
     });
   }
+
+ private:
+  mutable cann::ScratchUser scratch_;
 };
 
 }  // namespace

@@ -1,27 +1,19 @@
 """``GatherElements`` / ``ScatterElements`` (reduction none/add/mul) -> CANN's ops of the same
 names (Ascend 950), or on Atlas A2/A3 their V2 ops (route "v2": GatherElementsV2 after a clamp and
 cast of int64 indices to int32; ScatterElementsV2 in place on a copy of data), which take every
-placed type but int64. CANN follows torch.gather: indices in [0, size); constant negative indices
-are refused."""
+placed type but int64. CANN follows torch.gather (indices in [0, size)): ONNX's negative indices are
+first mapped there on the device (Less, Add, SelectV2), except for GatherElementsV2, which takes them."""
 
-import numpy as np
 from onnx import TensorProto
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
-
-
-def _indices_ok(info: NodeInfo) -> str | None:
-    idx = info.constants[1] if len(info.constants) > 1 else None
-    if idx is not None and idx.size and int(np.min(idx)) < 0:
-        return "negative indices (CANN's GatherElements/ScatterElements take indices in [0, size))"
-    return None
 
 
 def _scatter_check(info: NodeInfo) -> str | None:
     reduction = info.attr("reduction", "none")
     if reduction not in ("none", "add", "mul"):
         return f"reduction {reduction!r}: CANN ScatterElements has none, add and mul"
-    return _indices_ok(info)
+    return None
 
 
 def _routes(info: NodeInfo) -> tuple[str, ...]:
@@ -30,6 +22,6 @@ def _routes(info: NodeInfo) -> tuple[str, ...]:
 
 
 RULES = (
-    PlaceRule("GatherElements", check=_indices_ok, route=_routes),
+    PlaceRule("GatherElements", route=_routes),
     PlaceRule("ScatterElements", check=_scatter_check, min_opset=11, route=_routes),
 )

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "cann/stream_scratch.h"
 #include "common/element_type.h"
 
 namespace ortops::placed {
@@ -84,6 +85,46 @@ OrtStatusPtr PlacedKernel::Input(OrtKernelContext* context, size_t index, const 
 
 OrtStatusPtr PlacedKernel::Ints(const TensorView& view, const char* what, std::vector<int64_t>* values) const {
   return ReadIntegers(view, name_, what, values);
+}
+
+size_t NormalizingScratchBytes(const TensorView& indices) {
+  return cann::ScratchAligned(indices.count) + 2 * cann::ScratchAligned(Bytes(indices));
+}
+
+OrtStatusPtr NormalizeNegativeIndices(const CannRun& run, const TensorView& indices, const std::vector<int64_t>& sizes,
+                                      char* scratch, void** normalized) {
+  const aclDataType type = AclTypeOf(indices.type);
+  const bool wide = indices.type == kI64;
+  const size_t es = wide ? sizeof(int64_t) : sizeof(int32_t);
+  std::vector<unsigned char> zero(es, 0), size_bytes(sizes.size() * es);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t v64 = sizes[i];
+    const auto v32 = static_cast<int32_t>(sizes[i]);
+    std::memcpy(size_bytes.data() + i * es, wide ? static_cast<const void*>(&v64) : &v32, es);
+  }
+  const std::vector<int64_t> size_dims =
+      sizes.size() == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(sizes.size())};
+  char* flags = scratch;
+  char* shifted = flags + cann::ScratchAligned(indices.count);
+  char* out = shifted + cann::ScratchAligned(Bytes(indices));
+  ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Less")
+                             .Input(indices.data, Bytes(indices), type, indices.shape)
+                             .ConstInput(zero.data(), es, type, {})
+                             .Output(flags, indices.count, ACL_BOOL, indices.shape)
+                             .Run(run.stream));
+  ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Add")
+                             .Input(indices.data, Bytes(indices), type, indices.shape)
+                             .ConstInput(size_bytes.data(), size_bytes.size(), type, size_dims)
+                             .Output(shifted, Bytes(indices), type, indices.shape)
+                             .Run(run.stream));
+  ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "SelectV2")
+                             .Input(flags, indices.count, ACL_BOOL, indices.shape)
+                             .Input(shifted, Bytes(indices), type, indices.shape)
+                             .Input(indices.data, Bytes(indices), type, indices.shape)
+                             .Output(out, Bytes(indices), type, indices.shape)
+                             .Run(run.stream));
+  *normalized = out;
+  return nullptr;
 }
 
 bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {

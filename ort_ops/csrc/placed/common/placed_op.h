@@ -131,6 +131,15 @@ bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& 
 OrtStatusPtr LaunchSlice(const CannRun& run, const TensorView& x, const std::vector<int64_t>& offsets,
                          const std::vector<int64_t>& size, void* out);
 
+// ONNX's negative indices (counted from the end) made non-negative on the device, for the CANN ops that
+// take indices in [0, size): *normalized = SelectV2(Less(indices, 0), Add(indices, sizes), indices),
+// three launches into `scratch` (NormalizingScratchBytes(indices) bytes of device memory). `sizes`:
+// one entry (every index on one axis) or one per entry of the indices' last dim (ScatterND's tuples).
+// An index out of range stays out of range, so the op's device fault still names it. int32/int64.
+size_t NormalizingScratchBytes(const TensorView& indices);
+OrtStatusPtr NormalizeNegativeIndices(const CannRun& run, const TensorView& indices, const std::vector<int64_t>& sizes,
+                                      char* scratch, void** normalized);
+
 // `axis` of a rank-`rank` tensor in [0, rank): negative axes count from the end; false if out of range.
 bool NormalizeAxis(int64_t axis, size_t rank, int64_t* out);
 
