@@ -51,8 +51,8 @@ def test_conv_shapes_that_do_not_fit_fail_naming_the_node(inputs, attrs, why):
 
 @pytest.mark.parametrize("attrs, why", [
     ({"strides": [0]}, r"strides \[0\] must be >= 1"),
-    ({"pads": [1, 1, 1]}, r"are not of one spatial rank 1 or 2"),
-    ({"strides": [1], "dilations": [1, 1]}, r"are not of one spatial rank 1 or 2"),
+    ({"pads": [1, 1, 1]}, r"are not of one spatial rank 1 to 2"),
+    ({"strides": [1], "dilations": [1, 1]}, r"are not of one spatial rank 1 to 2"),
     ({"auto_pad": "SAME_UPPER", "dilations": [2]}, r"the pads are not defined for a dilated kernel"),
 ])
 def test_conv_attributes_that_do_not_fit_fail_at_creation_naming_the_node(attrs, why):
@@ -131,8 +131,8 @@ def test_conv_of_an_empty_length_fails_naming_the_node():
 
 
 @pytest.mark.parametrize("attrs, why", [
-    ({"auto_pad": "SAME_UPPER"}, "explicit pads only"),
-    ({"output_shape": [10]}, "output_shape is not supported"),
+    ({"auto_pad": "SAME_UPPER", "dilations": [2]}, "not defined for dilated kernels"),
+    ({"auto_pad": "SAME"}, "not an ONNX auto_pad"),
 ])
 def test_conv_transpose_1d_not_placed_says_why(attrs, why):
     entry = entry_of(one_node("ConvTranspose", [f32(1, 2, 8), f32(2, 4, 3)], attrs))
@@ -144,6 +144,9 @@ def test_conv_transpose_1d_not_placed_says_why(attrs, why):
      r"output_padding \[2\] must be >= 0 and smaller than the stride or the dilation"),
     ([f32(1, 2, 2), f32(2, 4, 3)], {"pads": [3, 3]}, r"the output would be empty: \[1, 4, -2\]"),
     ([f32(1, 3, 8), f32(3, 4, 3)], {"group": 2}, r"channels are not divisible by group 2"),
+    ([f32(1, 2, 3), f32(2, 4, 3)], {"output_shape": [12]},
+     r"output size 12 along spatial axis 0 needs a negative begin pad \(-3\)"),
+    ([f32(1, 2, 3), f32(2, 4, 3)], {"output_shape": [1, 4, 5, 5]}, r"output_shape \[1, 4, 5, 5\] does not fit X"),
 ])
 def test_conv_transpose_1d_shapes_that_do_not_fit_fail_naming_the_node(inputs, attrs, why):
     model = one_node("ConvTranspose", inputs, attrs, symbolic=True, name="up")

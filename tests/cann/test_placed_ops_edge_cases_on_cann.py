@@ -26,6 +26,9 @@ OPSET = 20
 pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
+RNG = np.random.default_rng(11)
+
+
 def one_node(op, inputs, attrs=None, consts=(), symbolic=False, name="node"):
     """A model of one `op` node named `name`; inputs `consts` are initializers; `symbolic`: the
     graph inputs' dims are named (dim_param), not numbers."""
@@ -113,6 +116,31 @@ def test_gemm_with_k_zero_is_c(c, trans, symbolic):
     assert_bits_equal(got, want)
 
 
+@pytest.mark.parametrize("c", ["mn", "m1", "none"])
+@pytest.mark.parametrize("beta", [0.5, 0.0])
+def test_scaled_gemm_with_k_zero_is_beta_c(c, beta):
+    """K = 0 with alpha/beta: Y = beta * C, as ONNX defines it (C ignored with beta = 0: its inf does
+    not become NaN). ORT's CPU EP (1.24) gives C itself for K = 0 and beta not in {0, 1} (it skips
+    the product and the scaling), so only the beta = 0 and C-less cases are compared with it."""
+    inputs = [np.zeros((4, 0), np.float32), np.zeros((0, 3), np.float32), GEMM_C[c]]
+    (want,), (got,) = cpu_and_placed(one_node("Gemm", inputs, {"alpha": 2.0, "beta": beta}), feeds_of(inputs))
+    base = np.zeros((4, 3), np.float32) if GEMM_C[c] is None or beta == 0 else np.float32(beta) * GEMM_C[c]
+    assert_bits_equal(got, np.ascontiguousarray(np.broadcast_to(base, (4, 3))))
+    if GEMM_C[c] is None or beta == 0:
+        assert_bits_equal(got, want)
+
+
+def test_gemm_with_beta_zero_ignores_c():
+    """beta = 0: C's inf and NaN do not reach Y (ORT's CPU EP does not read C then)."""
+    a, b = RNG.uniform(-1, 1, (4, 5)).astype(np.float32), RNG.uniform(-1, 1, (5, 3)).astype(np.float32)
+    c = np.array([[np.inf], [np.nan], [1.0], [-np.inf]], np.float32)
+    inputs = [a, b, c]
+    (want,), (got,) = cpu_and_placed(one_node("Gemm", inputs, {"alpha": 0.5, "beta": 0.0}), feeds_of(inputs))
+    assert np.isfinite(got).all() and np.isfinite(want).all()
+    np.testing.assert_allclose(got, 0.5 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_gemm_with_k_zero_f16():
     c = np.array([-0.0, 1, np.nan, -2, 3], np.float16)
     inputs = [np.zeros((2, 0), np.float16), np.zeros((0, 5), np.float16), c]
@@ -165,6 +193,41 @@ def test_reduce_sum_empty_axes_noop_on_an_empty_tensor():
     assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
     (got,) = session.run(None, feeds_of(inputs, consts=[1]))
     assert_bits_equal(got, x)
+
+
+EMPTY_EXTREME_TYPES = [np.float32, np.float16, np.float64, np.int32, np.int64, np.bool_]  # (no bfloat16 on the CPU EP)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("dtype", EMPTY_EXTREME_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape,axes,keepdims", REDUCE_EMPTY, ids=[f"{s}-{a}-k{k}" for s, a, k in REDUCE_EMPTY])
+def test_reduce_max_min_over_an_empty_axis_is_onnxs_extreme(shape, axes, keepdims, dtype, op):
+    """ONNX (ReduceMax/ReduceMin 18+): over an empty set, -inf / +inf where the type has them, else
+    the type's lowest / largest value (bool: False / True). ORT's CPU EP agrees for the float types
+    and gives 0 for the integers (and fails for bool): there the placed kernel is checked against ONNX
+    only."""
+    x = np.zeros(shape, dtype)
+    inputs = [x] if axes is None else [x, np.array(axes, np.int64)]
+    model = one_node(op, inputs, {"keepdims": keepdims}, consts=[1])
+    floating = np.issubdtype(dtype, np.floating)
+    if floating:
+        (want,), (got,) = cpu_and_placed(model, feeds_of(inputs, consts=[1]))
+    else:
+        session = cann_ep.session(model)
+        assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+        (got,) = session.run(None, feeds_of(inputs, consts=[1]))
+    out_shape = np.sum(np.zeros(shape, np.float32), axis=None if axes is None else tuple(axes),
+                       keepdims=bool(keepdims)).shape
+    if dtype == np.bool_:
+        value = op == "ReduceMin"
+    elif np.issubdtype(dtype, np.integer):
+        value = np.iinfo(dtype).min if op == "ReduceMax" else np.iinfo(dtype).max
+    else:
+        value = -np.inf if op == "ReduceMax" else np.inf
+    assert got.size > 0
+    assert_bits_equal(got, np.full(out_shape, value, dtype))
+    if floating and (shape, tuple(axes or ()), keepdims) not in CPU_EP_IGNORES_NEGATIVE_AXES:
+        assert_bits_equal(got, want)
 
 
 def test_reduce_mean_over_an_empty_axis_fails_naming_the_node():
@@ -541,6 +604,22 @@ def test_cpu_ep_nan_answer_depends_on_the_input_width():
     assert np.isnan(answers[0]) and answers[1] == 1.0, answers
 
 
+def test_average_pool_3d_inclusive_asymmetric_pads_fail_on_atlas_a2_naming_the_node():
+    # CANN AvgPool3D on Atlas A2/A3 divides as if each back pad were the front one (simulated as
+    # documented): the placed kernel refuses rather than give a wrong average. Exclusive: fine.
+    x = RNG.uniform(-3, 3, (1, 2, 3, 4, 5)).astype(np.float32)
+    attrs = {"kernel_shape": [2, 2, 2], "pads": [0, 1, 0, 0, 0, 1]}
+    inputs = [x]
+    (want,), (got,) = cpu_and_placed(one_node("AveragePool", inputs, attrs), feeds_of(inputs))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    model = one_node("AveragePool", inputs, {**attrs, "count_include_pad": 1}, name="pool3d")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"AveragePool node 'pool3d' on CANN: count_include_pad with pads "
+                                        r"\[0, 0, 1, 0, 0, 1\] .* Atlas A2/A3"):
+        session.run(None, feeds_of(inputs))
+
+
 def test_max_pool_window_with_nan_is_nan_on_the_device():
     # 2x2 windows, stride 1 over [[1, nan, 2], [3, 4, 5]]: both windows hold the NaN. (The CPU EP
     # returns [nan, 5.0] here: the difference docs/placement.md states.)
@@ -552,25 +631,28 @@ def test_max_pool_window_with_nan_is_nan_on_the_device():
 
 # -- ScatterND (add): CANN ScatterNonAliasingAdd takes indices in [0, size) -------------------------
 
+@pytest.mark.parametrize("reduction, cann_op", [("add", "ScatterNonAliasingAdd"), ("none", "ScatterNdUpdate")])
 @pytest.mark.parametrize("bad", [-21, 20])  # outside ONNX's [-20, 20)
-def test_scatter_nd_add_index_outside_the_data_fails_naming_the_node(bad):
+def test_scatter_nd_index_outside_the_data_fails_naming_the_node(bad, reduction, cann_op):
     data, updates = np.zeros((20, 3), np.float32), np.ones((2, 3), np.float32)
     indices = np.array([[1], [2]], np.int64)
-    model = one_node("ScatterND", [data, indices, updates], {"reduction": "add"}, name="grad_of_table")
+    model = one_node("ScatterND", [data, indices, updates], {"reduction": reduction}, name="grad_of_table")
     session = cann_ep.session(model)
     assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
     np.testing.assert_array_equal(session.run(None, feeds_of([data, indices, updates]))[0][1:3], updates)
     with pytest.raises(Exception, match=r"ScatterND node 'grad_of_table' on CANN: the device failed running CANN "
-                                        r"ScatterNonAliasingAdd"):
+                                        + cann_op):
         session.run(None, feeds_of([data, np.array([[1], [bad]], np.int64), updates]))
 
 
-@pytest.mark.parametrize("reduction, indices, why", [
-    ("none", np.array([[1]], np.int64), r"reduction 'none': only 'add' is placed"),
-    ("mul", np.array([[1]], np.int64), r"reduction 'mul'"),
+@pytest.mark.parametrize("reduction, dtype, why", [
+    ("max", np.float32, r"reduction 'max': only 'add' \(CANN ScatterNonAliasingAdd\) and 'none'"),
+    ("mul", np.float32, r"reduction 'mul'"),
+    ("add", np.int64, r"reduction 'add' of this type: CANN ScatterNonAliasingAdd takes float32, float16, int32"),
 ])
-def test_scatter_nd_not_placed_says_why(reduction, indices, why):
-    model = one_node("ScatterND", [np.zeros((4, 2), np.float32), indices, np.ones((1, 2), np.float32)],
+def test_scatter_nd_not_placed_says_why(reduction, dtype, why):
+    indices = np.array([[1]], np.int64)
+    model = one_node("ScatterND", [np.zeros((4, 2), dtype), indices, np.ones((1, 2), dtype)],
                      {"reduction": reduction}, consts=[1])
     (entry,) = cann_ep.session(model).placement.nodes
     assert entry.where != "placed" and __import__("re").search(why, str(entry.reason)), entry
@@ -621,7 +703,7 @@ def test_clip_without_a_bound_clamps_to_the_largest_finite_value(dtype):
         assert_bits_equal(got[0], want[0])
 
 
-# -- GatherND (batch_dims 0): positions of the flattened leading dims --------------------------------
+# -- GatherND: positions of the flattened leading dims (batch dims first) --------------------------------
 
 def gather_nd_ref(x, indices):
     k = indices.shape[-1]
@@ -653,9 +735,31 @@ def test_gather_nd_index_out_of_range_fails_naming_the_node():
         session.run(None, {"in0": x, "in1": np.array([[0, 1], [1, 3]], np.int64)})
 
 
-@pytest.mark.parametrize("dtype, attrs, why", [
-    (np.int64, {}, "CANN GatherElementsV2 takes float32"), (np.float32, {"batch_dims": 1}, "batch_dims 1")])
-def test_gather_nd_not_placed_says_why(dtype, attrs, why):
-    model = one_node("GatherND", [np.ones((2, 3), dtype), np.array([[0], [1]], np.int64)], attrs)
+def test_gather_nd_not_placed_says_why():
+    model = one_node("GatherND", [np.ones((2, 3), np.int64), np.array([[0], [1]], np.int64)])
     (entry,) = cann_ep.session(model).placement.nodes
-    assert entry.where != "placed" and why in str(entry.reason), entry
+    assert entry.where != "placed" and "CANN GatherElementsV2 takes float32" in str(entry.reason), entry
+
+
+@pytest.mark.parametrize("batch_dims", [1, 2])
+def test_gather_nd_batch_dims_is_numpy_indexing_per_batch(batch_dims):
+    """batch_dims b: batch i's tuples index data[i] (ONNX), checked against NumPy per batch."""
+    rng = np.random.default_rng(5)
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) - 50
+    k = 4 - batch_dims - 1
+    indices = np.stack([rng.integers(0, x.shape[batch_dims + c], (2, 3, 6)[:batch_dims] + (4,)) for c in range(k)],
+                       -1).astype(np.int64)
+    want, got = cpu_and_placed(one_node("GatherND", [x, indices], {"batch_dims": batch_dims}), feeds_of([x, indices]))
+    ref = np.stack([gather_nd_ref(x[b], indices[b]) for b in np.ndindex(*x.shape[:batch_dims])]).reshape(got[0].shape)
+    assert_bits_equal(got[0], ref)
+    assert_bits_equal(got[0], want[0])
+
+
+def test_gather_nd_batch_dims_that_differ_fail_naming_the_node():
+    x, indices = np.ones((2, 3, 4), np.float32), np.zeros((3, 1, 1), np.int64)
+    model = one_node("GatherND", [x, indices], {"batch_dims": 1}, symbolic=True, name="rows")
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"GatherND node 'rows' on CANN: indices of shape \[3, 1, 1\] and data of "
+                                        r"shape \[2, 3, 4\] differ in the first batch_dims \(1\) dims"):
+        session.run(None, feeds_of([x, indices]))

@@ -36,7 +36,12 @@ NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil",
                "gather_any_indices_1d", "scatter_nd_add_embedding_backward", "scatter_nd_add_repeated",
                "scatter_nd_add_full_index_int32", "gather_nd_full_tuples_f16", "gather_elements",
                "gather_elements_f16_int32_indices", "scatter_elements", "scatter_elements_add",
-               "scatter_elements_int32_mul"}
+               "scatter_elements_int32_mul", "slice_steps_fed", "slice_steps_fed_unit",
+               "max_pool_1d", "max_pool_1d_ceil", "max_pool_same_upper", "max_pool_same_lower", "max_pool_1d_valid",
+               "scatter_nd_none_rows", "scatter_nd_none_elements_f16", "scatter_nd_none_bool_batch",
+               "scatter_nd_none_int64", "max_pool_3d", "max_pool_3d_pads_ceil_f16", "max_pool_3d_dilated",
+               "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "gather_nd_batch_dims_1",
+               "gather_nd_batch_dims_2_tuples_int32"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

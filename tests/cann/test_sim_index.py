@@ -362,6 +362,62 @@ result = {"rc": rc, "msg": msg, "y": acl.from_device(px, (4, 3), np.float32).tol
     assert result["y"] == np.arange(12, dtype=np.float32).reshape(4, 3).tolist()
 
 
+# --- ScatterNdUpdate (on Ascend 910B): var in place, slices written (TF ScatterNdUpdate) ------------
+
+ND_UPDATE_DTYPES = [np.float32, np.float16, BF16, np.bool_, np.int64, np.int32, np.int16, np.int8]  # arch22 def
+
+
+def scatter_update_ref(x, indices, updates):
+    """Each K-tuple's slice written in index order (distinct tuples here, as ONNX requires)."""
+    y = x.copy()
+    k = indices.shape[-1]
+    for t, u in zip(indices.reshape(-1, k), updates.reshape((-1,) + x.shape[k:])):
+        y[tuple(t)] = u
+    return y
+
+
+@pytest.mark.parametrize("dtype", ND_UPDATE_DTYPES, ids=lambda t: np.dtype(t).name)
+def test_scatter_nd_update(tmp_path, dtype):
+    rng = np.random.default_rng(31)
+    cases, refs = [], []
+    for i, (xs, ish) in enumerate(NON_ALIASING):
+        k = ish[-1]
+        if k == 0:
+            continue
+        x = values(rng, xs, dtype) if dtype != np.bool_ else rng.random(xs) < 0.5
+        updates = values(rng, ish[:-1] + xs[k:], dtype) if dtype != np.bool_ else rng.random(ish[:-1] + xs[k:]) < 0.5
+        n = int(np.prod(ish[:-1]))
+        flat = rng.permutation(int(np.prod(xs[:k])))[:n] if n <= np.prod(xs[:k]) else None
+        if flat is None:
+            continue  # more tuples than positions: a repeat, undefined in ONNX
+        indices = np.stack(np.unravel_index(flat, xs[:k]), -1).reshape(ish).astype(np.int64 if i % 2 else np.int32)
+        ref = scatter_update_ref(x, indices, updates)
+        for out in [(acl_dtype(dtype), xs), Out(acl_dtype(dtype), xs, alias=0)]:
+            cases.append(("ScatterNdUpdate", [x, indices, updates], [out], None))
+            refs.append(ref)
+    assert len(cases) >= 10
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases, **SOC_910B), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_scatter_nd_update_repeats_keep_the_last_and_errors(tmp_path):
+    x = np.zeros((4, 2), np.float32)
+    repeated = np.array([[1], [3], [1]], np.int64)
+    u = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    results = run_ops(tmp_path, [
+        ("ScatterNdUpdate", [x, repeated, u], [(ACL_FLOAT, [4, 2])], None),
+        ("ScatterNdUpdate", [x.astype(np.float64), repeated, u.astype(np.float64)], [(acl_dtype(np.float64), [4, 2])],
+         None),
+        ("ScatterNdUpdate", [x, repeated, u[:2]], [(ACL_FLOAT, [4, 2])], None),
+        ("ScatterNdUpdate", [x, np.array([[4], [0], [1]], np.int64), u], [(ACL_FLOAT, [4, 2])], None),
+    ], **SOC_910B)
+    assert results[0][0] == 0 and results[0][2][0].tolist() == [[0, 0], [5, 6], [0, 0], [3, 4]]
+    assert results[1][0] == ACL_ERROR_UNSUPPORTED_DATA_TYPE
+    assert results[2][0] == ACL_ERROR_OP_INPUT_NOT_MATCH and "expected [3,2]" in results[2][1]
+    assert results[3][0] == ACL_ERROR_RT_AICORE_EXCEPTION and "holds 4 at [0,0], outside [0, 4)" in results[3][1]
+
+
 # --- ScatterElementsV2 (on Ascend 910B): ScatterElements in place, the A2/A3 configuration's types ---
 
 SE_V2_DTYPES = [np.float32, np.float16, BF16, np.int32, np.int8, np.uint8]  # scatter_elements_v2_def.cpp

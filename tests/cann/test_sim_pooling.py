@@ -268,3 +268,183 @@ def test_errors(tmp_path):
     assert "input 1 (x2) has shape [1,2,3,3], expected [1,2,2,2] (the shape of input 2 (grad))" in msgs[12]
     assert 'attribute padding is "CALCULATED", expected "VALID" or "SAME"' in msgs[13]
     assert "input 0 (x1) has shape [1,2,0,4], expected every dim >= 1" in msgs[14]
+
+
+# --- MaxPool3D (NCDHW, dilation): hicann/ops-nn@e5c3fa93 pooling/max_pool3_d (proto, def, infershape:
+# output floor((L - d(k - 1) - 1) / s) + 1, ceil_mode rounding up and dropping a last window that
+# would start past the input + front pad; tiling: pads each in [0, dilated extent)) -----------------
+
+def pool3d_ref(x, k, s, d, pads, ceil_mode):
+    """The window scan of select(), over the dilated in-image positions in row-major order."""
+    n, c = x.shape[:2]
+    outs = []
+    for a in range(3):
+        extent = d[a] * (k[a] - 1) + 1
+        span = x.shape[2 + a] + pads[2 * a] + pads[2 * a + 1] - extent
+        o = (-(-span // s[a]) if ceil_mode else span // s[a]) + 1
+        if (o - 1) * s[a] >= x.shape[2 + a] + pads[2 * a]:
+            o -= 1
+        outs.append(o)
+    y = np.empty((n, c, *outs), x.dtype)
+    for idx in np.ndindex(n, c, *outs):
+        start = [idx[2 + a] * s[a] - pads[2 * a] for a in range(3)]
+        best, arg = -np.inf, None
+        for off in np.ndindex(*k):
+            pos = tuple(start[a] + off[a] * d[a] for a in range(3))
+            if all(0 <= pos[a] < x.shape[2 + a] for a in range(3)):
+                v = float(x[idx[0], idx[1]][pos])
+                if arg is None or v > best or v != v:
+                    best, arg = v, pos
+        y[idx] = x[idx[0], idx[1]][arg] if arg is not None else -np.inf
+    return y
+
+
+POOL3D_CASES = [  # ksize, strides, dilation, pads, ceil_mode
+    ((2, 2, 2), (1, 1, 1), (1, 1, 1), (0,) * 6, 0),
+    ((2, 2, 2), (1, 1, 1), (2, 2, 2), (0,) * 6, 0),
+    ((3, 2, 3), (2, 1, 2), (1, 2, 1), (1, 0, 0, 1, 2, 2), 1),
+    ((1, 3, 3), (1, 2, 2), (1, 1, 2), (0, 0, 1, 1, 4, 0), 0),
+    ((1, 1, 3), (1, 1, 3), (1, 1, 3), (0, 0, 0, 0, 2, 6), 1),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_max_pool_3d(tmp_path, dtype):
+    rng = np.random.default_rng(23)
+    x = sample(rng, (2, 2, 4, 5, 7), dtype)
+    x_finite = sample(rng, (2, 2, 4, 5, 7), dtype, nans=False)
+    cases, refs = [], []
+    for k, s, d, pads, ceil_mode in POOL3D_CASES:
+        attrs = {"ksize": [1, 1, *k], "strides": [1, 1, *s], "dilation": [1, 1, *d], "padding": "CALCULATED",
+                 "pads": list(pads), "ceil_mode": ceil_mode, "data_format": "NCDHW"}
+        for data in (x, x_finite):
+            ref = pool3d_ref(data, k, s, d, pads, ceil_mode)
+            cases.append(("MaxPool3D", [data], [(acl_dtype(dtype), list(ref.shape))], attrs))
+            refs.append(ref)
+            if data is x_finite and d == (1, 1, 1):  # the geometry, independently: -inf padded windows
+                padded = np.pad(data.astype(np.float32), ((0, 0), (0, 0), *[(pads[2 * a], k[a] * 4) for a in range(3)]),
+                                constant_values=-np.inf)
+                win = sliding_window_view(padded, k, axis=(2, 3, 4))[:, :, ::s[0], ::s[1], ::s[2]]
+                got = win.max(axis=(5, 6, 7))[:, :, :ref.shape[2], :ref.shape[3], :ref.shape[4]]
+                assert np.array_equal(got, ref.astype(np.float32))
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_max_pool_3d_errors(tmp_path):
+    x = np.ones((1, 1, 3, 4, 4), np.float32)
+    ok = {"ksize": [1, 1, 2, 2, 2], "strides": [1, 1, 1, 1, 1], "padding": "CALCULATED", "data_format": "NCDHW"}
+    y = [(ACL_FLOAT, [1, 1, 2, 3, 3])]
+    results = run_ops(tmp_path, [
+        ("MaxPool3D", [x], y, {**ok, "data_format": "NDHWC"}),
+        ("MaxPool3D", [x], y, {k: v for k, v in ok.items() if k != "padding"}),
+        ("MaxPool3D", [x], y, {**ok, "padding": "SAME"}),
+        ("MaxPool3D", [x], y, {**ok, "pads": [2, 0, 0, 0, 0, 0]}),
+        ("MaxPool3D", [x], y, {**ok, "ksize": [2, 2, 2]}),
+        ("MaxPool3D", [x.astype(np.float64)], [(acl_dtype(np.float64), [1, 1, 2, 3, 3])], ok),
+        ("MaxPool3D", [x[0]], [(ACL_FLOAT, [1, 2, 3, 3])], ok),
+        ("MaxPool3D", [x], [(ACL_FLOAT, [1, 1, 2, 3, 4])], ok),
+        ("MaxPool3D", [x], y, ok),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH] * 5 + [
+        ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH, 0]
+    msgs = [r[1] for r in results]
+    assert "data_format is \"NDHWC\"; the simulator implements NCDHW only" in msgs[0]
+    assert "required attribute padding is missing" in msgs[1]
+    assert "smaller than the dilated kernel extent" in msgs[3]
+    assert "expected 5 values [1, 1, d, h, w]" in msgs[4]
+
+
+# --- AvgPool3D (NCDHW): hicann/ops-nn@e5c3fa93 pooling/avg_pool3_d (proto, def, infershape; the
+# Atlas A2/A3 kernels divide with each axis's front pad at both ends: avg_pool3_d_tiling.cpp:641-649,
+# op_kernel/avg_pool3d_common.h:100-112) -------------------------------------------------------------
+
+def avg_pool3d_ref(x, k, s, pads, ceil_mode, include_pad, front_pads_only=False):
+    """Sum of the in-image window in float64 (exact for these small integers), divided by PyTorch's
+    divisor: the window clipped to the padded input, or its in-image count."""
+    outs = []
+    for a in range(3):
+        span = x.shape[2 + a] + pads[2 * a] + pads[2 * a + 1] - k[a]
+        o = (-(-span // s[a]) if ceil_mode else span // s[a]) + 1
+        if (o - 1) * s[a] >= x.shape[2 + a] + pads[2 * a]:
+            o -= 1
+        outs.append(o)
+    y = np.empty(x.shape[:2] + tuple(outs), np.float64)
+    for idx in np.ndindex(*y.shape):
+        lo, hi, padded = [], [], 1
+        for a in range(3):
+            start = idx[2 + a] * s[a] - pads[2 * a]
+            back = pads[2 * a] if front_pads_only else pads[2 * a + 1]
+            padded *= min(start + k[a], x.shape[2 + a] + back) - start
+            lo.append(max(start, 0))
+            hi.append(min(start + k[a], x.shape[2 + a]))
+        window = x[idx[0], idx[1], lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].astype(np.float64)
+        y[idx] = window.sum() / (padded if include_pad else window.size)
+    return y
+
+
+AVG3D_CASES = [  # ksize, strides, pads, ceil_mode, count_include_pad
+    ((2, 2, 2), (1, 1, 1), (0,) * 6, False, True),
+    ((3, 2, 3), (2, 1, 2), (1, 1, 0, 1, 2, 2), True, False),
+    ((3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), True, True),
+    ((1, 3, 2), (1, 3, 1), (0, 0, 2, 2, 1, 1), False, True),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("soc", ["Ascend950PR", "Ascend910B1"])
+def test_avg_pool_3d(tmp_path, dtype, soc):
+    rng = np.random.default_rng(24)
+    x = rng.integers(-8, 9, (2, 2, 4, 5, 7)).astype(dtype)
+    cases, refs = [], []
+    for k, s, pads, ceil_mode, include in AVG3D_CASES:
+        attrs = {"ksize": list(k), "strides": [1, 1, *s], "pads": list(pads), "ceil_mode": ceil_mode,
+                 "count_include_pad": include, "data_format": "NCDHW"}
+        ref = avg_pool3d_ref(x, k, s, pads, ceil_mode, include)
+        cases.append(("AvgPool3D", [x], [(acl_dtype(dtype), list(ref.shape))], attrs))
+        refs.append(ref)
+    cases.append(("AvgPool3D", [x], [(acl_dtype(dtype), [2, 2, 3, 4, 6])],
+                  {"ksize": [2], "strides": [1], "pads": [0], "divisor_override": 3, "data_format": "NCDHW"}))
+    refs.append(sliding_window_view(x.astype(np.float64), (2, 2, 2), axis=(2, 3, 4)).sum(axis=(5, 6, 7)) / 3)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases, ACLSIM_SOC_NAME=soc), refs):
+        assert rc == 0 and msg is None, msg
+        np.testing.assert_array_equal(y.astype(np.float32), ref.astype(np.float32).astype(dtype).astype(np.float32))
+
+
+def test_avg_pool_3d_asymmetric_pads_divide_with_the_front_pad_on_atlas_a2(tmp_path):
+    """count_include_pad with back pad != front pad: Ascend 950 divides by PyTorch's window; the A2/A3
+    kernels as if the back pad were the front one (the placed kernel refuses that case there)."""
+    x = np.arange(1, 1 + 2 * 3 * 4, dtype=np.float32).reshape(1, 1, 2, 3, 4)
+    attrs = {"ksize": [1, 2, 2], "strides": [1, 1, 1, 2, 2], "pads": [0, 0, 0, 1, 1, 0], "count_include_pad": True,
+             "data_format": "NCDHW"}
+    want = {soc: avg_pool3d_ref(x, (1, 2, 2), (1, 2, 2), (0, 0, 0, 1, 1, 0), False, True, soc == "Ascend910B1")
+            for soc in ("Ascend950PR", "Ascend910B1")}
+    assert not np.array_equal(want["Ascend950PR"], want["Ascend910B1"])
+    for soc, ref in want.items():
+        ((rc, msg, (y,)),) = run_ops(tmp_path, [("AvgPool3D", [x], [(ACL_FLOAT, list(ref.shape))], attrs)],
+                                     ACLSIM_SOC_NAME=soc)
+        assert rc == 0, msg
+        np.testing.assert_array_equal(y, ref.astype(np.float32))
+
+
+def test_avg_pool_3d_errors(tmp_path):
+    x = np.ones((1, 1, 3, 4, 4), np.float32)
+    ok = {"ksize": [2, 2, 2], "strides": [1, 1, 1], "pads": [0, 0, 0], "data_format": "NCDHW"}
+    y = [(ACL_FLOAT, [1, 1, 2, 3, 3])]
+    results = run_ops(tmp_path, [
+        ("AvgPool3D", [x], y, {**ok, "data_format": "NDHWC"}),
+        ("AvgPool3D", [x], y, {k: v for k, v in ok.items() if k != "pads"}),
+        ("AvgPool3D", [x], y, {**ok, "pads": [2, 0, 0, 0, 0, 0]}),
+        ("AvgPool3D", [x], y, {**ok, "ksize": [2, 2]}),
+        ("AvgPool3D", [x.astype(np.float64)], [(acl_dtype(np.float64), [1, 1, 2, 3, 3])], ok),
+        ("AvgPool3D", [x[0]], [(ACL_FLOAT, [1, 2, 3, 3])], ok),
+        ("AvgPool3D", [x], [(ACL_FLOAT, [1, 1, 2, 3, 4])], ok),
+    ], ACLSIM_SOC_NAME="Ascend910B1")
+    assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH] * 4 + [
+        ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    msgs = [r[1] for r in results]
+    assert "data_format is \"NDHWC\"; the simulator implements NCDHW only" in msgs[0]
+    assert "required attribute pads is missing" in msgs[1]
+    assert "smaller than the kernel on its axis" in msgs[2]
+    assert "expected 1, 3 ([d, h, w]) or 5" in msgs[3]

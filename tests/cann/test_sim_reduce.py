@@ -241,3 +241,52 @@ def test_reduce_max_over_no_element_is_refused(tmp_path):
     assert "ReduceMax: input 0 (x) [2,0,3] has no element to take the maximum of" in results[0][1]
     assert results[1][0] == 0, results[1][1]
     assert results[2][0] == ACL_ERROR_UNSUPPORTED_DATA_TYPE
+
+
+# ReduceAny / ReduceAll (hicann/ops-math@c4193324 math/reduce_any/op_graph/reduce_any_proto.h: x bool
+# or float32; math/reduce_all/op_graph/reduce_all_proto.h: x bool, bfloat16, float32, float16; y
+# bool; TF's reduce_any / reduce_all): NumPy's np.any / np.all are the reference (a float is true when
+# it is not 0, NaN included; over no element: False / True).
+LOGICAL = [("ReduceAny", np.any, [np.bool_, np.float32]),
+           ("ReduceAll", np.all, [np.bool_, BF16, np.float32, np.float16])]
+
+
+@pytest.mark.parametrize("op, fn, types", LOGICAL, ids=[op for op, _, _ in LOGICAL])
+def test_reduce_any_and_all(tmp_path, op, fn, types):
+    rng = np.random.default_rng(43)
+    cases, refs = [], []
+    for dtype in types:
+        x = (rng.random((3, 4, 5)) < 0.7).astype(dtype)
+        x[1] = 1  # a slab of all-true rows
+        x[2, 0] = 0  # an all-false row
+        if np.dtype(dtype).kind == "f":
+            x[0, 1, 2] = np.nan  # true
+            x[0, 2, :] = -0.0  # false
+        for shape, axes, keep in [((3, 4, 5), [1], False), ((3, 4, 5), [-1], True), ((3, 4, 5), [0, 2], False),
+                                  ((3, 4, 5), [0, 1, 2], False), ((3, 4, 5), [], False), ((2, 0, 3), [1], True)]:
+            xs = x if shape == (3, 4, 5) else np.zeros(shape, dtype)
+            ref = np.asarray(fn(xs.astype(np.float32) != 0, axis=tuple(sorted({a % 3 for a in axes})) or None,
+                                keepdims=keep))
+            cases.append((op, [xs, const(np.array(axes, np.int64))], [(acl_dtype(np.bool_), list(ref.shape))],
+                          {"keep_dims": keep}))
+            refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y.reshape(ref.shape), ref)
+
+
+def test_reduce_any_and_all_errors(tmp_path):
+    x = np.ones((2, 3), np.bool_)
+    axes = const(np.array([1], np.int64))
+    results = run_ops(tmp_path, [
+        ("ReduceAny", [x.astype(np.int32), axes], [(acl_dtype(np.bool_), [2])], None),
+        ("ReduceAll", [x, axes], [(ACL_FLOAT, [2])], None),
+        ("ReduceAny", [x, np.array([1], np.int64)], [(acl_dtype(np.bool_), [2])], None),
+        ("ReduceAll", [x, const(np.array([2], np.int64))], [(acl_dtype(np.bool_), [2])], None),
+        ("ReduceAny", [x, axes], [(acl_dtype(np.bool_), [3])], None),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    assert "ReduceAny: input 1 (axes) must be a constant input" in results[2][1]
+    assert "axis 2 is out of range [-2, 1]" in results[3][1]

@@ -30,8 +30,8 @@ MISSING = {
     "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "CrossEntropyLoss": {B, P, T}, "CrossEntropyLossGrad": {B, P, T},
     "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "GatherElementsV2": {"ascend950", B, P, T},
-    "ScatterNonAliasingAdd": {B, P, T}, "ScatterElementsV2": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
-    "MaxPoolV3": {B}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
+    "ScatterNonAliasingAdd": {B, P, T}, "ScatterNdUpdate": {B, P, T}, "ScatterElementsV2": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
+    "MaxPoolV3": {B}, "MaxPool3D": {B}, "AvgPool3D": {B, P, T}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
     "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T},
     # hicann/ops-math
@@ -43,7 +43,7 @@ MISSING = {
     "ReduceMax": {B}, "ReduceMin": {B}, "ClipByValueV2": {B},
 }
 # Op types every family has (README rows all √, or no README).
-EVERYWHERE = ["SoftmaxV2", "Pow", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2",
+EVERYWHERE = ["SoftmaxV2", "Pow", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
               "MaxPoolGrad", "MatMulV2", "MatMul", "BatchMatMul", "Conv2D", "GEMM", "BroadcastToD",
               "NoSuchOpAnywhere"]
 

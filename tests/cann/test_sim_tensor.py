@@ -1,7 +1,10 @@
 """Transpose (perm as a constant input; hicann/ops-math@c4193324 conversion/transpose/op_graph/
-transpose_proto.h:41) and Slice (offsets and size as constant inputs, size -1 = to the end; TF
-Slice, mindspore-ai/graphengine@cd75e149 .../ops/selection_ops.h:924) on the simulator, against
-NumPy's transpose and basic slicing, for every dtype (they copy elements), including rank 0,
+transpose_proto.h:41), Slice (offsets and size as constant inputs, size -1 = to the end; TF
+Slice, mindspore-ai/graphengine@cd75e149 .../ops/selection_ops.h:924) and StridedSlice (begin,
+end, strides as constant inputs, begin_mask / end_mask; TF StridedSlice, hicann/ops-math@c4193324
+conversion/strided_slice/op_graph/strided_slice_proto.h) on the simulator, against NumPy's
+transpose and basic slicing (Python's slice clamps as TF's StridedSlice does: a negative index + n,
+then [0, n] for a positive stride, [-1, n - 1] for a negative one; a masked bound is None), for every dtype (they copy elements), including rank 0,
 empty tensors and the errors (perm / offsets / size in device memory are refused: their values
 decide the output shape, which is checked when the op is enqueued).
 """
@@ -64,6 +67,58 @@ def test_slice(tmp_path, dtype):
     for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
         assert rc == 0 and msg is None, msg
         assert_bits_equal(y, ref.copy())
+
+
+STRIDED_SPECS = [  # per dim (begin, end, stride); None = that bound's mask bit
+    [(0, 4, 1), (0, 5, 2), (5, None, -1)],
+    [(3, None, -1), (-1, -6, -2), (0, 6, 3)],
+    [(-100, 100, 2), (100, -100, -1), (2, 2, 1)],
+    [(None, None, -1), (None, 1, -3), (-2, None, 4)],
+    [(1, 0, 1), (0, 5, -1), (None, None, 7)],
+]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ALL_IDS)
+def test_strided_slice(tmp_path, dtype):
+    x = data((4, 5, 6), dtype)
+    cases, refs = [], []
+    for i, spec in enumerate(STRIDED_SPECS):
+        t = np.int32 if i % 2 else np.int64
+        begin = [0 if b is None else b for b, _, _ in spec]
+        end = [0 if e is None else e for _, e, _ in spec]
+        strides = [s for _, _, s in spec]
+        begin_mask = sum(1 << d for d, (b, _, _) in enumerate(spec) if b is None)
+        end_mask = sum(1 << d for d, (_, e, _) in enumerate(spec) if e is None)
+        ref = x[tuple(slice(b, e, s) for b, e, s in spec)]
+        cases.append(("StridedSlice", [x, const(np.array(begin, t)), const(np.array(end, t)),
+                                       const(np.array(strides, t))],
+                      [(acl_dtype(dtype), list(ref.shape))], {"begin_mask": begin_mask, "end_mask": end_mask}))
+        refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref.copy())
+
+
+def test_strided_slice_errors(tmp_path):
+    x = np.ones((2, 3), np.float32)
+    b, e, s = const(np.array([0, 0], np.int64)), const(np.array([2, 3], np.int64)), const(np.array([1, 2], np.int64))
+    results = run_ops(tmp_path, [
+        ("StridedSlice", [x, b, e, const(np.array([1, 0], np.int64))], [(ACL_FLOAT, [2, 3])], None),
+        ("StridedSlice", [x, b, e, s], [(ACL_FLOAT, [2, 2])], {"shrink_axis_mask": 1}),
+        ("StridedSlice", [x, np.array([0, 0], np.int64), e, s], [(ACL_FLOAT, [2, 2])], None),
+        ("StridedSlice", [x, b, e, s], [(ACL_FLOAT, [2, 3])], None),
+        ("StridedSlice", [x, const(np.array([0], np.int64)), e, s], [(ACL_FLOAT, [2, 2])], None),
+        ("StridedSlice", [x, b, e, s], [(ACL_FLOAT, [2, 2])], None),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, 0]
+    msgs = [r[1] for r in results]
+    assert "StridedSlice: strides[1] must be non-zero" in msgs[0]
+    assert "shrink_axis_mask 1 is not simulated" in msgs[1]
+    assert "input 1 (begin) must be a constant input" in msgs[2]
+    assert "output 0 (y) has shape [2,3], expected [2,2]" in msgs[3]
+    assert "need one entry per dim of x [2,3]" in msgs[4]
 
 
 def test_errors(tmp_path):

@@ -50,7 +50,7 @@ def mixed_model():
     ]
     nodes = [
         helper.make_node("Gemm", ["x", "w", "bias"], ["gemm"], name="gemm_placed"),
-        helper.make_node("Gemm", ["x", "w", "bias"], ["gemm2"], name="gemm_alpha_cpu", alpha=2.0),
+        helper.make_node("Gemm", ["x", "w", "bias"], ["gemm2"], name="gemm_alpha_placed", alpha=2.0),
         helper.make_node("Add", ["gemm", "gemm2"], ["same"], name="add_same_shape_ep"),
         helper.make_node("Add", ["gemm", "bias"], ["bcast"], name="add_broadcast_placed"),
         helper.make_node("Reshape", ["bcast", "shape"], ["r"], name="reshape_placed"),
@@ -58,7 +58,7 @@ def mixed_model():
         helper.make_node("MaxPool", ["img"], ["pooled", "idx"], name="maxpool_indices_cpu",
                          kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("MaxPool", ["img"], ["pooled2"], name="maxpool_placed", kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("Slice", ["gemm", "zero", "two", "one", "two"], ["sl"], name="slice_step2_cpu"),
+        helper.make_node("Slice", ["gemm", "zero", "two", "one", "two"], ["sl"], name="slice_step2_placed"),
         helper.make_node("GatherElements", ["gemm", "gidx"], ["ga"], name="gather_elements_placed", axis=1),
         helper.make_node("Hardmax", ["gemm"], ["hm"], name="hardmax_cpu"),
         helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul_ep"),
@@ -82,10 +82,10 @@ def test_each_node_goes_where_its_kernels_are():
     for name, (place_, reason) in got.items():
         assert place_ == {"placed": "placed", "cpu": "cpu", "ep": "cann_ep", "ortops": "ortops",
                           "folded": "folded"}[name.rsplit("_", 1)[1]], (name, place_, reason)
-    assert "alpha=2.0" in got["gemm_alpha_cpu"][1]
     assert "Indices output is used" in got["maxpool_indices_cpu"][1]
-    assert "steps [2]" in got["slice_step2_cpu"][1]
     routes = {n.node: n.cann_ops for n in report.nodes}  # Atlas A2: the V2 route, not 950's GatherElements
+    assert routes["gemm_alpha_placed"] == ("MatMulV2", "Muls", "Axpy")
+    assert routes["slice_step2_placed"] == ("Slice", "StridedSlice")
     assert routes["gather_elements_placed"] == ("ClipByValueV2", "Cast", "GatherElementsV2")
     assert "no CANN kernel" in got["hardmax_cpu"][1]
     by_name = {n.name: n for n in placed.graph.node}
@@ -449,3 +449,51 @@ def test_average_pool_with_pads_is_placed_not_left_to_the_defective_ep_kernel():
     (n,) = report.nodes
     assert n.where == "placed" and not n.error, n
     report.check()
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("shape, attrs, reason", [
+    ([1, 2, 9], {"kernel_shape": [3]}, None),
+    ([1, 2, 6, 6], {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"}, None),
+    ([1, 2, 6, 6], {"kernel_shape": [3, 3], "auto_pad": "VALID"}, None),
+    ([1, 2, 6, 6], {"kernel_shape": [3, 3], "auto_pad": "SAME_LOWER", "ceil_mode": 1}, "ignore ceil_mode"),
+    ([1, 2, 6, 6], {"kernel_shape": [3, 3], "auto_pad": "SAME"}, "not an ONNX auto_pad"),
+    ([1, 2, 6, 6], {"kernel_shape": [2, 2], "dilations": [2, 2]}, {"AveragePool": "dilations [2, 2]"}),
+    ([1, 2, 4, 4, 4], {"kernel_shape": [2, 2, 2]}, None),
+    ([1, 2, 4, 4, 4], {"kernel_shape": [2, 2, 2], "dilations": [1, 2, 1], "auto_pad": "SAME_UPPER"},
+     {"MaxPool": "not defined for dilated kernels", "AveragePool": "dilations [1, 2, 1]"}),
+    ([1, 2, 4, 4, 4, 4], {"kernel_shape": [2, 2, 2, 2]}, "4-D"),
+])
+def test_pooling_placement_reasons(op, shape, attrs, reason):
+    """1-D pools and auto_pad SAME_* / VALID are placed, 3-D ones too (MaxPool3D, AvgPool3D), and a
+    dilated MaxPool (MaxPool3D);
+    what CANN's pooling cannot run stays on the CPU with the reason (a dict: per op, placed if absent)."""
+    if isinstance(reason, dict):
+        reason = reason.get(op)
+    node = helper.make_node(op, ["x"], ["y"], "pool", **attrs)
+    model = model_of([node], [vi("x", TP.FLOAT, shape)], [vi("y", TP.FLOAT, None)])
+    report = PlacementReport()
+    place(model, report=report)
+    (n,) = report.nodes
+    if reason is None:
+        assert n.where == "placed" and not n.error, n
+    else:
+        assert n.where == "cpu" and reason in n.reason, n
+
+
+@pytest.mark.parametrize("attrs, where, route", [
+    ({"kernel_shape": [2, 2]}, "placed", ("Cast", "MaxPoolV3")),
+    ({"kernel_shape": [2, 2], "dilations": [2, 1]}, "cpu", None),
+])
+def test_integer_max_pool_runs_as_float16(attrs, where, route):
+    """uint8 MaxPool: CANN Cast to float16 (exact), MaxPoolV3, Cast back; dilated: not placed."""
+    node = helper.make_node("MaxPool", ["x"], ["y"], "pool", **attrs)
+    model = model_of([node], [vi("x", TP.UINT8, [1, 2, 6, 6])], [vi("y", TP.UINT8, None)])
+    report = PlacementReport()
+    place(model, soc="Ascend910B1", report=report)
+    (n,) = report.nodes
+    assert n.where == where, n
+    if route is not None:
+        assert n.cann_ops == route, n
+    else:
+        assert "uint8 / int8" in n.reason, n

@@ -125,8 +125,8 @@ CASES = {
                     [vi("x3", [2, 3, 4])], [vi("y", [4, 2, 3])]),
     "identity perm": ([T("w", "wt", perm=(0, 1)), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g")],
                       [vi("x", [4, 6]), vi("w", [6, 5])], [vi("y", [4, 5])]),
-    "not placeable Gemm": ([T("w", "wt"), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g", alpha=2.0)],
-                           [vi("x", [4, 6]), vi("w", [5, 6])], [vi("y", [4, 5])]),
+    "not placeable Gemm": ([T("w", "wt"), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g")],  # no f64 kernel
+                           [vi("x", [4, 6], TP.DOUBLE), vi("w", [5, 6], TP.DOUBLE)], [vi("y", [4, 5], TP.DOUBLE)]),
     "integer": ([T("i", "it"), helper.make_node("MatMul", ["j", "it"], ["y"], name="mm")],
                 [vi("i", [5, 6], TP.INT32), vi("j", [4, 6], TP.INT32)], [vi("y", [4, 5], TP.INT32)]),
     "unknown shape": ([T("w", "wt"), helper.make_node("MatMul", ["xu", "wt"], ["y"], name="mm")],

@@ -6,7 +6,6 @@
 // bias of float32/float16/bfloat16). auto_pad SAME_UPPER / SAME_LOWER / VALID: the pads ONNX
 // defines (output ceil(in / stride); SAME_UPPER puts the odd pad at the end) computed from X
 // (SAME_* with dilations != 1: refused, as ORT's CPU EP does; ONNX's formula has no dilation).
-#include <algorithm>
 #include <string>
 
 #include "placed/common/conv_attributes.h"
@@ -20,21 +19,9 @@ class ConvKernel : public PlacedKernel {
   ConvKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     if ((*status = attrs_.Read(info, name())) != nullptr) return;
-    const std::string wrong = attrs_.Check();
-    if (!wrong.empty()) {
-      *status = Fail(wrong);
-    } else if (attrs_.auto_pad != "NOTSET" && attrs_.auto_pad != "SAME_UPPER" && attrs_.auto_pad != "SAME_LOWER" &&
-               attrs_.auto_pad != "VALID") {
-      *status = Fail("auto_pad " + attrs_.auto_pad + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
-    } else if (attrs_.auto_pad.rfind("SAME", 0) == 0) {
-      for (int64_t d : attrs_.dilations) {
-        if (d != 1) {
-          *status = Fail("auto_pad " + attrs_.auto_pad + " with dilations " + ShapeText(attrs_.dilations) +
-                         ": the pads are not defined for a dilated kernel");
-          return;
-        }
-      }
-    }
+    std::string wrong = attrs_.Check();
+    if (wrong.empty()) wrong = attrs_.CheckAutoPad();
+    if (!wrong.empty()) *status = Fail(wrong);
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -59,31 +46,27 @@ class ConvKernel : public PlacedKernel {
       return Fail("B " + ShapeText(b.shape) + " must have one value per output channel (" + std::to_string(m) + ")");
     }
     std::vector<int64_t> strides = As2d(attrs_.strides, spatial, 1), dilations = As2d(attrs_.dilations, spatial, 1);
-    std::vector<int64_t> pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * spatial, 0) : attrs_.pads;
-    std::vector<int64_t> shape{x.shape[0], m};
+    std::vector<int64_t> in, s, extent;  // per spatial axis: input extent, stride, dilated kernel extent
     for (size_t i = 0; i < spatial; ++i) {
-      const int64_t in = x.shape[2 + i], k = w.shape[2 + i];
-      const int64_t s = strides[2 - spatial + i], d = dilations[2 - spatial + i];
+      const int64_t k = w.shape[2 + i];
       if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape[i] != k) {
         return Fail("kernel_shape " + ShapeText(attrs_.kernel_shape) + " does not match W " + ShapeText(w.shape));
       }
       if (k < 1) return Fail("W " + ShapeText(w.shape) + " has an empty kernel");
-      const int64_t extent = d * (k - 1) + 1;  // of the dilated kernel
-      if (attrs_.auto_pad == "VALID") {
-        pads[i] = pads[spatial + i] = 0;
-      } else if (attrs_.auto_pad != "NOTSET") {  // SAME_*: output ceil(in / s)
-        const int64_t total = std::max<int64_t>(0, ((in + s - 1) / s - 1) * s + extent - in);
-        const int64_t small = total / 2, large = total - small;
-        pads[i] = attrs_.auto_pad == "SAME_UPPER" ? small : large;
-        pads[spatial + i] = attrs_.auto_pad == "SAME_UPPER" ? large : small;
-      }
-      const int64_t padded = in + pads[i] + pads[spatial + i];
-      if (padded < extent) {
+      in.push_back(x.shape[2 + i]);
+      s.push_back(strides[2 - spatial + i]);
+      extent.push_back(dilations[2 - spatial + i] * (k - 1) + 1);
+    }
+    const std::vector<int64_t> pads = attrs_.ResolvePads(in, s, extent);
+    std::vector<int64_t> shape{x.shape[0], m};
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t padded = in[i] + pads[i] + pads[spatial + i];
+      if (padded < extent[i]) {
         return Fail("the padded input (" + std::to_string(padded) + " along spatial axis " + std::to_string(i) +
-                    ") is shorter than the dilated kernel (" + std::to_string(extent) + "): X " + ShapeText(x.shape) +
-                    ", W " + ShapeText(w.shape) + ", pads " + ShapeText(pads));
+                    ") is shorter than the dilated kernel (" + std::to_string(extent[i]) + "): X " +
+                    ShapeText(x.shape) + ", W " + ShapeText(w.shape) + ", pads " + ShapeText(pads));
       }
-      shape.push_back((padded - extent) / s + 1);
+      shape.push_back((padded - extent[i]) / s[i] + 1);
     }
     if (x.count == 0 && ElementCount(shape) != 0) {
       return Fail("X " + ShapeText(x.shape) + " is empty but the output " + ShapeText(shape) + " is not");

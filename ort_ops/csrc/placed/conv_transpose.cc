@@ -1,9 +1,13 @@
-// ConvTranspose (1-D and 2-D, NCHW, explicit pads, no output_shape) placed on CANN: the input
-// gradient of the convolution whose filter is W, CANN Conv2DBackpropInput (input_size = the output
-// shape as a constant int32 input, filter = W, out_backprop = X; pads in CANN's [top, bottom, left,
-// right] order), then the bias added with CANN Add (in place, broadcasting [1, C, 1, 1]). 1-D
-// input (N, C, L) is sent as (N, C, 1, L), W as (C, M/group, 1, k) (H = 1: stride, dilation 1, no
-// pads; placed/common/conv_attributes.h).
+// ConvTranspose (1-D and 2-D, NCHW) placed on CANN: the input gradient of the convolution whose
+// filter is W, CANN Conv2DBackpropInput (input_size = the output shape as a constant int32 input,
+// filter = W, out_backprop = X; pads in CANN's [top, bottom, left, right] order), then the bias
+// added with CANN Add (in place, broadcasting [1, C, 1, 1]). 1-D input (N, C, L) is sent as
+// (N, C, 1, L), W as (C, M/group, 1, k) (H = 1: stride, dilation 1, no pads;
+// placed/common/conv_attributes.h). The pads, as ONNX defines them: explicit; zeros for VALID; for
+// output_shape (which overrides pads) or auto_pad SAME_* (output_shape = input * stride) the total
+// padding s * (in - 1) + output_padding + d * (k - 1) + 1 - output_shape split in two, the larger
+// half at the begin unless SAME_UPPER.
+#include <algorithm>
 #include <string>
 
 #include "placed/common/conv_attributes.h"
@@ -20,16 +24,14 @@ class ConvTransposeKernel : public PlacedKernel {
     size_t inputs = 0;
     if ((*status = Api().KernelInfo_GetInputCount(info, &inputs)) != nullptr) return;
     if (inputs > 2 && (*status = RequireRoute(*acl_, "bias")) != nullptr) return;  // + Add of the bias
-    std::vector<int64_t> output_shape;
     if ((*status = attrs_.Read(info, name())) != nullptr ||
         (*status = ReadIntsAttribute(info, name(), "output_padding", {}, &output_padding_)) != nullptr ||
-        (*status = ReadIntsAttribute(info, name(), "output_shape", {}, &output_shape)) != nullptr) {
+        (*status = ReadIntsAttribute(info, name(), "output_shape", {}, &output_shape_)) != nullptr) {
       return;
     }
-    const std::string wrong = attrs_.Check();
-    if (attrs_.auto_pad != "NOTSET" || !output_shape.empty()) {
-      *status = Fail("auto_pad " + attrs_.auto_pad + " / output_shape are not supported (explicit pads only)");
-    } else if (!wrong.empty()) {
+    std::string wrong = attrs_.Check();
+    if (wrong.empty()) wrong = attrs_.CheckAutoPad();
+    if (!wrong.empty()) {
       *status = Fail(wrong);
     } else if (!output_padding_.empty() && attrs_.Rank() != 0 && output_padding_.size() != attrs_.Rank()) {
       *status = Fail("output_padding " + ShapeText(output_padding_) + " is not of the attributes' spatial rank");
@@ -58,7 +60,12 @@ class ConvTransposeKernel : public PlacedKernel {
     }
     const std::vector<int64_t> strides = As2d(attrs_.strides, spatial, 1),
                                dilations = As2d(attrs_.dilations, spatial, 1);
-    const std::vector<int64_t> pads = attrs_.pads.empty() ? std::vector<int64_t>(2 * spatial, 0) : attrs_.pads;
+    std::vector<int64_t> pads = attrs_.pads.empty() || attrs_.auto_pad != "NOTSET" || !output_shape_.empty()
+                                    ? std::vector<int64_t>(2 * spatial, 0)
+                                    : attrs_.pads;
+    if (!output_shape_.empty() && output_shape_.size() != spatial && output_shape_.size() != rank) {
+      return Fail("output_shape " + ShapeText(output_shape_) + " does not fit X " + ShapeText(x.shape));
+    }
     const int64_t channels = w.shape[1] * group;
     std::vector<int64_t> shape{x.shape[0], channels};
     for (size_t i = 0; i < spatial; ++i) {
@@ -72,7 +79,24 @@ class ConvTransposeKernel : public PlacedKernel {
                     " must be >= 0 and smaller than the stride or "
                     "the dilation");
       }
-      shape.push_back(s * (x.shape[2 + i] - 1) + extra + d * (k - 1) + 1 - pads[i] - pads[spatial + i]);
+      const int64_t full = s * (x.shape[2 + i] - 1) + extra + d * (k - 1) + 1;  // the unpadded output extent
+      const bool same = attrs_.auto_pad.rfind("SAME", 0) == 0;
+      if (!output_shape_.empty() || same) {
+        const int64_t want =
+            !output_shape_.empty() ? output_shape_[output_shape_.size() - spatial + i] : x.shape[2 + i] * s;
+        const int64_t total = full - want;
+        const int64_t small = total >= 0 ? total / 2 : -((1 - total) / 2), large = total - small;  // floor
+        pads[i] = attrs_.auto_pad == "SAME_UPPER" ? small : large;
+        pads[spatial + i] = attrs_.auto_pad == "SAME_UPPER" ? large : small;
+        if (pads[i] < 0) {
+          return Fail("output size " + std::to_string(want) + " along spatial axis " + std::to_string(i) +
+                      " needs a negative begin pad (" + std::to_string(pads[i]) + "): not supported on CANN");
+        }
+      }
+      shape.push_back(full - pads[i] - pads[spatial + i]);
+      // A negative end pad (output_shape beyond the transposed convolution) extends the output at the
+      // end as output_padding does: positions no input reaches, sent as end pad 0 and a larger output.
+      pads[spatial + i] = std::max<int64_t>(pads[spatial + i], 0);
       if (shape.back() <= 0) return Fail("the output would be empty: " + ShapeText(shape));
     }
     if (x.count == 0 && ElementCount(shape) != 0) {
@@ -111,7 +135,7 @@ class ConvTransposeKernel : public PlacedKernel {
 
  private:
   ConvAttributes attrs_;
-  std::vector<int64_t> output_padding_;
+  std::vector<int64_t> output_padding_, output_shape_;
 };
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Gather and GatherND (batch_dims 0) placed on CANN. The indices are a host input (ORT keeps them in
+// Gather and GatherND placed on CANN. The indices are a host input (ORT keeps them in
 // CPU memory): the kernel checks every index against its axis (ONNX: [-size, size), negative ones
 // counted from the end) and fails naming the first bad one, as the CPU EP does. Both are a gather
 // of positions along the middle axis of the data viewed as [outer, size, inner]: Gather's axis
-// (outer, inner: the dims before and after it), GatherND's first K dims flattened (outer 1, K the
-// indices' last dim, a tuple's position row-major over them). What it launches
+// (outer, inner: the dims before and after it), GatherND's batch dims and the K dims after them
+// flattened (outer 1, K the indices' last dim, a tuple's position row-major over them, offset by
+// its batch's: batch_dims b takes the tuples of batch i from data[i], i row-major over the first b
+// dims, which data and indices share). What it launches
 // (cann_soc_table.json "placed"):
 // - positions that are a run of consecutive ones (a scalar Gather index is a run of one, as torch's
 //   select exports): one CANN Slice of the run; its bytes are the output (the index dims replace
@@ -155,9 +157,8 @@ class GatherNdKernel : public PositionsKernel {
   GatherNdKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
       : PositionsKernel(info, op, status) {
     if (*status != nullptr) return;
-    int64_t batch_dims = 0;
-    if ((*status = ReadIntAttribute(info, name(), "batch_dims", 0, &batch_dims)) != nullptr) return;
-    if (batch_dims != 0) *status = Fail("batch_dims " + std::to_string(batch_dims) + " is not supported (placed: 0)");
+    if ((*status = ReadIntAttribute(info, name(), "batch_dims", 0, &batch_dims_)) != nullptr) return;
+    if (batch_dims_ < 0) *status = Fail("batch_dims " + std::to_string(batch_dims_) + " must be >= 0");
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -165,33 +166,47 @@ class GatherNdKernel : public PositionsKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &indices_view));
     const std::vector<int64_t>& ishape = indices_view.shape;
+    const auto b = static_cast<size_t>(batch_dims_);
     const size_t k = ishape.empty() ? 0 : static_cast<size_t>(ishape.back());
-    if (ishape.empty() || k == 0 || k > x.shape.size()) {
+    if (ishape.size() < b + 1 || x.shape.size() < b || k == 0 || k > x.shape.size() - b) {
       return Fail("indices of shape " + ShapeText(ishape) + " for data of shape " + ShapeText(x.shape) +
-                  ": expected a last dim in [1, " + std::to_string(x.shape.size()) + "]");
+                  " and batch_dims " + std::to_string(b) + ": expected rank > batch_dims and a last dim in [1, " +
+                  std::to_string(static_cast<int64_t>(x.shape.size()) - batch_dims_) + "]");
+    }
+    for (size_t d = 0; d < b; ++d) {
+      if (ishape[d] != x.shape[d]) {
+        return Fail("indices of shape " + ShapeText(ishape) + " and data of shape " + ShapeText(x.shape) +
+                    " differ in the first batch_dims (" + std::to_string(b) + ") dims");
+      }
     }
     std::vector<int64_t> indices;
     ORTOPS_RETURN_IF_ERROR(Ints(indices_view, "indices", &indices));
-    int64_t size = 1, inner = 1;
-    for (size_t d = 0; d < x.shape.size(); ++d) (d < k ? size : inner) *= x.shape[d];
+    int64_t batches = 1, per_batch = 1, inner = 1;  // data: [batches, per_batch (the K dims), inner]
+    for (size_t d = 0; d < x.shape.size(); ++d) (d < b ? batches : d < b + k ? per_batch : inner) *= x.shape[d];
     std::vector<int64_t> positions(indices.size() / k);
+    const size_t tuples_per_batch = batches == 0 ? 0 : positions.size() / static_cast<size_t>(batches);
     for (size_t t = 0; t < positions.size(); ++t) {
-      int64_t flat = 0;
+      int64_t flat = static_cast<int64_t>(t / tuples_per_batch);  // its batch
       for (size_t c = 0; c < k; ++c) {
+        const int64_t dim = x.shape[b + c];
         int64_t p = 0;
-        if (!Position(indices[t * k + c], x.shape[c], &p)) {
+        if (!Position(indices[t * k + c], dim, &p)) {
           return Fail("index " + std::to_string(indices[t * k + c]) + " (tuple " + std::to_string(t) +
-                      ") is out of range " + RangeText(x.shape[c]) + " for dim " + std::to_string(c) +
+                      ") is out of range " + RangeText(dim) + " for dim " + std::to_string(b + c) +
                       " of data of shape " + ShapeText(x.shape));
         }
-        flat = flat * x.shape[c] + p;
+        flat = flat * dim + p;
       }
       positions[t] = flat;
     }
+    const int64_t size = batches * per_batch;
     std::vector<int64_t> shape(ishape.begin(), ishape.end() - 1);
-    shape.insert(shape.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
+    shape.insert(shape.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(b + k), x.shape.end());
     return GatherPositions(context, x, 1, size, inner, positions, shape);
   }
+
+ private:
+  int64_t batch_dims_ = 0;
 };
 
 }  // namespace

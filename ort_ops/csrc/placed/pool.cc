@@ -1,97 +1,233 @@
-// 2-D pooling (NCHW, explicit pads, no dilation) placed on CANN: MaxPool (without the Indices
-// output) on CANN MaxPoolV3 and AveragePool on CANN AvgPoolV2 (exclusive = !count_include_pad;
-// ksize H, W in [1, 255] with H * W < 256 and strides in [1, 63]: hicann/ops-nn pooling/avg_pool_v2/
-// op_graph/avg_pool_v2_proto.h). Both: ksize/strides in NCHW positions, padding_mode CALCULATED,
-// pads [top, bottom, left, right], ceil_mode with ONNX's rule (the last window starts inside the
-// input or its begin padding), which both CANN ops share.
+// Pooling placed on CANN: MaxPool (without the Indices output) and AveragePool.
+// - 1-D and 2-D without dilation: CANN MaxPoolV3 / AvgPoolV2 (exclusive = !count_include_pad; ksize
+//   H, W in [1, 255] with H * W < 256 and strides in [1, 63]: hicann/ops-nn pooling/avg_pool_v2/
+//   op_graph/avg_pool_v2_proto.h). Both: ksize/strides in NCHW positions, padding_mode CALCULATED,
+//   pads [top, bottom, left, right], ceil_mode with ONNX's rule (the last window starts inside the
+//   input or its begin padding), which both CANN ops share. A 1-D pool over (N, C, L) is the 2-D
+//   one over (N, C, 1, L) (ksize [1, 1, 1, k]).
+// - MaxPool 3-D, or dilated (route "3d"): CANN MaxPool3D (hicann/ops-nn pooling/max_pool3_d: NCDHW,
+//   ksize / strides / dilation [1, 1, d, h, w], padding CALCULATED, pads [front, back, top, bottom,
+//   left, right], each smaller than the dilated kernel extent, ceil_mode as an int with ONNX's
+//   rule); 1-D and 2-D run as (N, C, 1, 1, L) and (N, C, 1, H, W).
+// - AveragePool 3-D without dilation (route "3d"): CANN AvgPool3D (pooling/avg_pool3_d: NCDHW, the
+//   same pads, count_include_pad, divisor_override 0). Its Atlas A2/A3 kernels use each axis's front
+//   pad at both ends for the divisor (op_host/avg_pool3_d_tiling.cpp:641-649): count_include_pad
+//   with a back pad other than the front one fails the run there rather than divide wrongly.
+// - MaxPool of uint8 / int8 (1-D, 2-D; route "integer"): CANN Cast to float16 (every value exact),
+//   MaxPoolV3, Cast back (exact: the maximum is one of the values). MaxPoolV3's integer types are
+//   Ascend 950's build only (pooling/max_pool_v3/op_host/max_pool_v3_def.cpp).
+// auto_pad SAME_UPPER / SAME_LOWER / VALID: ONNX's pads computed from X (output ceil(in / stride),
+// resp. floor((in - extent) / stride) + 1), sent as explicit pads with ceil_mode off (ONNX's SAME
+// and VALID sizes ignore ceil_mode; placement leaves auto_pad with ceil_mode = 1 on the CPU).
 #include <string>
 
+#include "cann/sequence_kernel.h"
+#include "placed/common/conv_attributes.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::pool {
 namespace {
 
+// `values` (one per spatial axis, `fallback` each if absent) as `rank` values, 1 for the leading
+// axes a lower-rank pool does not have.
+std::vector<int64_t> Widen(const std::vector<int64_t>& values, size_t spatial, size_t rank, int64_t fallback) {
+  std::vector<int64_t> out(rank - spatial, 1);
+  for (size_t i = 0; i < spatial; ++i) out.push_back(values.empty() ? fallback : values[i]);
+  return out;
+}
+
 class PoolKernel : public PlacedKernel {
  public:
-  PoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
+  PoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status, bool max)
+      : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
-    std::string auto_pad;
-    std::vector<int64_t> dilations;
-    if ((*status = ReadIntsAttribute(info, name(), "kernel_shape", {}, &kernel_)) != nullptr ||
-        (*status = ReadIntsAttribute(info, name(), "strides", {1, 1}, &strides_)) != nullptr ||
-        (*status = ReadIntsAttribute(info, name(), "pads", {0, 0, 0, 0}, &pads_)) != nullptr ||
-        (*status = ReadIntsAttribute(info, name(), "dilations", {1, 1}, &dilations)) != nullptr ||
-        (*status = ReadIntAttribute(info, name(), "ceil_mode", 0, &ceil_mode_)) != nullptr ||
-        (*status = ReadStringAttribute(info, name(), "auto_pad", "NOTSET", &auto_pad)) != nullptr) {
+    if ((*status = attrs_.Read(info, name())) != nullptr ||
+        (*status = ReadIntAttribute(info, name(), "ceil_mode", 0, &ceil_mode_)) != nullptr) {
       return;
     }
-    if (kernel_.size() != 2 || strides_.size() != 2 || pads_.size() != 4) {
-      *status = Fail(std::string("only 2-D ") + name() + " is supported");
-    } else if (auto_pad != "NOTSET" || dilations != std::vector<int64_t>{1, 1}) {
-      *status = Fail("auto_pad " + auto_pad + " and dilations other than 1 are not supported");
+    std::string wrong = attrs_.Check(/*max_rank=*/3);
+    if (wrong.empty()) wrong = attrs_.CheckAutoPad();
+    const size_t spatial = attrs_.Rank();
+    bool dilated = false;
+    for (int64_t d : attrs_.dilations) dilated = dilated || d != 1;
+    window_3d_ = spatial == 3 || (dilated && max);
+    if (!wrong.empty()) {
+      *status = Fail(wrong);
+    } else if (attrs_.kernel_shape.empty() || attrs_.kernel_shape.size() != spatial) {
+      *status = Fail("kernel_shape " + ShapeText(attrs_.kernel_shape) + " must give one size per spatial axis");
+    } else if (dilated && !max) {
+      *status = Fail("AveragePool with dilations " + ShapeText(attrs_.dilations) +
+                     " is not supported (CANN AvgPoolV2 and AvgPool3D have none)");
+    } else if (attrs_.auto_pad != "NOTSET" && ceil_mode_ != 0) {
+      *status = Fail("auto_pad " + attrs_.auto_pad + " with ceil_mode 1 is not supported (ONNX's sizes ignore it)");
+    } else {
+      for (int64_t k : attrs_.kernel_shape) {
+        if (k < 1) *status = Fail("kernel_shape " + ShapeText(attrs_.kernel_shape) + " must be >= 1");
+      }
+      const size_t rank = window_3d_ ? 3 : 2;
+      kernel_ = Widen(attrs_.kernel_shape, spatial, rank, 1);
+      strides_ = Widen(attrs_.strides, spatial, rank, 1);
+      dilations_ = Widen(attrs_.dilations, spatial, rank, 1);
     }
   }
 
  protected:
-  // The NCHW output shape of `x`, or the failure.
-  OrtStatusPtr OutputShape(const TensorView& x, std::vector<int64_t>* shape) const {
-    if (x.shape.size() != 4) return Fail("X " + ShapeText(x.shape) + " is not NCHW");
-    *shape = {x.shape[0], x.shape[1], 0, 0};
-    for (size_t i = 0; i < 2; ++i) {
-      const int64_t span = x.shape[2 + i] + pads_[i] + pads_[2 + i] - kernel_[i];
-      if (span < 0) return Fail("the window " + ShapeText(kernel_) + " is larger than the padded input");
-      int64_t& o = (*shape)[2 + i];
-      o = (ceil_mode_ ? (span + strides_[i] - 1) / strides_[i] : span / strides_[i]) + 1;
+  // The window of `x` (the node's spatial rank + 2): `shape` its output shape, `pads` CANN's for
+  // the 2-D / 3-D view ([top, bottom, left, right] / [front, back, top, bottom, left, right]); or
+  // the failure.
+  OrtStatusPtr Geometry(const TensorView& x, std::vector<int64_t>* shape, std::vector<int64_t>* pads) const {
+    const size_t spatial = attrs_.Rank(), rank = kernel_.size();
+    if (x.shape.size() != spatial + 2) {
+      return Fail("X " + ShapeText(x.shape) + " does not have " + std::to_string(spatial) + " spatial dims");
+    }
+    const std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
+    std::vector<int64_t> s, extent;
+    for (size_t i = 0; i < spatial; ++i) {
+      const size_t w = rank - spatial + i;
+      s.push_back(strides_[w]);
+      extent.push_back(dilations_[w] * (kernel_[w] - 1) + 1);
+    }
+    const std::vector<int64_t> onnx_pads = attrs_.ResolvePads(in, s, extent);
+    *shape = {x.shape[0], x.shape[1]};
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t span = in[i] + onnx_pads[i] + onnx_pads[spatial + i] - extent[i];
+      if (span < 0) {
+        return Fail("the window " + ShapeText(attrs_.kernel_shape) + " (dilations " + ShapeText(attrs_.dilations) +
+                    ") is larger than the padded input X " + ShapeText(x.shape) + " (pads " + ShapeText(onnx_pads) +
+                    ")");
+      }
+      int64_t o = (ceil_mode_ ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
       // ONNX: with ceil_mode the last window must start inside the input or its begin padding.
-      if (ceil_mode_ && (o - 1) * strides_[i] >= x.shape[2 + i] + pads_[i]) o -= 1;
+      if (ceil_mode_ && (o - 1) * s[i] >= in[i] + onnx_pads[i]) o -= 1;
+      shape->push_back(o);
+    }
+    if (!window_3d_) {
+      *pads = CannPads(onnx_pads, spatial);
+    } else {
+      pads->assign(2 * (3 - spatial), 0);  // [begin, end] per axis, D first
+      for (size_t i = 0; i < spatial; ++i) {
+        pads->push_back(onnx_pads[i]);
+        pads->push_back(onnx_pads[spatial + i]);
+      }
     }
     return nullptr;
   }
 
-  // The CANN op (MaxPoolV3 / AvgPoolV2) with the window attributes both take.
-  void Window(AclOp& op) const {
-    op.AttrInts("ksize", {1, 1, kernel_[0], kernel_[1]})
-        .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
-        .AttrString("padding_mode", "CALCULATED")
-        .AttrInts("pads", {pads_[0], pads_[2], pads_[1], pads_[3]})
-        .AttrString("data_format", "NCHW")
-        .AttrBool("global_pooling", false)
-        .AttrBool("ceil_mode", ceil_mode_ != 0);
+  // The 5-D NCDHW view of an (N, C, spatial...) shape.
+  static std::vector<int64_t> As5d(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> out(shape.begin(), shape.begin() + 2);
+    out.insert(out.end(), 5 - shape.size(), 1);
+    out.insert(out.end(), shape.begin() + 2, shape.end());
+    return out;
   }
 
-  OrtStatusPtr Pool(OrtKernelContext* context, void (*extra)(const PoolKernel&, AclOp&)) const {
+  // `extra`: the AveragePool attributes (nullptr for MaxPool); `include_pad`: count_include_pad.
+  OrtStatusPtr Pool(OrtKernelContext* context, void (*extra)(const PoolKernel&, AclOp&), bool include_pad) const {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
-    std::vector<int64_t> shape;
-    ORTOPS_RETURN_IF_ERROR(OutputShape(x, &shape));
+    std::vector<int64_t> shape, pads;
+    ORTOPS_RETURN_IF_ERROR(Geometry(x, &shape, &pads));
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(shape);
       const aclDataType type = AclTypeOf(x.type);
+      if (window_3d_ && extra != nullptr) {
+        ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "3d"));
+        const std::string family = cann::SocFamily(cann::SocName(*run.acl));
+        if (include_pad && (family == "ascend910b" || family == "ascend910_93") &&
+            (pads[0] != pads[1] || pads[2] != pads[3] || pads[4] != pads[5])) {
+          return Fail("count_include_pad with pads " + ShapeText(pads) +
+                      " (front, back per axis) that differ at the two ends: CANN AvgPool3D on Atlas A2/A3 divides by "
+                      "the window as if both ends had the front pad");
+        }
+        return AclOp(*run.acl, "AvgPool3D")
+            .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCDHW)
+            .Output(out, count * ElementSize(x.type), type, shape, ACL_FORMAT_NCDHW)
+            .AttrInts("ksize", kernel_)
+            .AttrInts("strides", strides_)
+            .AttrInts("pads", pads)
+            .AttrBool("ceil_mode", ceil_mode_ != 0)
+            .AttrBool("count_include_pad", include_pad)
+            .AttrInt("divisor_override", 0)
+            .AttrString("data_format", "NCDHW")
+            .Run(run.stream);
+      }
+      if (window_3d_) {
+        ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "3d"));
+        return AclOp(*run.acl, "MaxPool3D")
+            .Input(x.data, Bytes(x), type, As5d(x.shape), ACL_FORMAT_NCDHW)
+            .Output(out, count * ElementSize(x.type), type, As5d(shape), ACL_FORMAT_NCDHW)
+            .AttrInts("ksize", {1, 1, kernel_[0], kernel_[1], kernel_[2]})
+            .AttrInts("strides", {1, 1, strides_[0], strides_[1], strides_[2]})
+            .AttrInts("dilation", {1, 1, dilations_[0], dilations_[1], dilations_[2]})
+            .AttrString("padding", "CALCULATED")
+            .AttrInts("pads", pads)
+            .AttrInt("ceil_mode", ceil_mode_ != 0 ? 1 : 0)
+            .AttrString("data_format", "NCDHW")
+            .Run(run.stream);
+      }
+      if (x.type == kU8 || x.type == kI8) return IntegerMaxPool(context, run, x, shape, pads, out);
       AclOp op(*run.acl, Launch(0));
-      op.Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCHW)
-          .Output(out, count * ElementSize(x.type), type, shape, ACL_FORMAT_NCHW);
-      Window(op);
+      op.Input(x.data, Bytes(x), type, As4d(x.shape), ACL_FORMAT_NCHW)
+          .Output(out, count * ElementSize(x.type), type, As4d(shape), ACL_FORMAT_NCHW);
+      Window2d(op, pads);
       if (extra != nullptr) extra(*this, op);
       return op.Run(run.stream);
     });
   }
 
-  std::vector<int64_t> kernel_, strides_, pads_;
+  // The window attributes of MaxPoolV3 / AvgPoolV2 (2-D view; `pads` CANN's).
+  void Window2d(AclOp& op, const std::vector<int64_t>& pads) const {
+    op.AttrInts("ksize", {1, 1, kernel_[0], kernel_[1]})
+        .AttrInts("strides", {1, 1, strides_[0], strides_[1]})
+        .AttrString("padding_mode", "CALCULATED")
+        .AttrInts("pads", pads)
+        .AttrString("data_format", "NCHW")
+        .AttrBool("global_pooling", false)
+        .AttrBool("ceil_mode", ceil_mode_ != 0);
+  }
+
+  // uint8 / int8: MaxPoolV3 on float16 copies, every value exact.
+  OrtStatusPtr IntegerMaxPool(OrtKernelContext* context, const CannRun& begun, const TensorView& x,
+                              const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, void* out) const {
+    if (window_3d_) return Fail(std::string("3-D or dilated MaxPool of ") + ElementTypeName(x.type) + " is not supported");
+    ORTOPS_RETURN_IF_ERROR(RequireRoute(*begun.acl, "integer"));
+    cann::SequenceRun run;
+    static_cast<CannRun&>(run) = begun;
+    cann::ScratchLayout layout;
+    const size_t in_at = layout.Add(x.count * sizeof(uint16_t));
+    const size_t out_at = layout.Add(ElementCount(shape) * sizeof(uint16_t));
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+    const aclDataType type = AclTypeOf(x.type);
+    ORTOPS_RETURN_IF_ERROR(run.Cast(x.data, type, run.Scratch(in_at), ACL_FLOAT16, x.shape));
+    AclOp op(*run.acl, "MaxPoolV3");
+    op.Input(run.Scratch(in_at), x.count * sizeof(uint16_t), ACL_FLOAT16, As4d(x.shape), ACL_FORMAT_NCHW)
+        .Output(run.Scratch(out_at), ElementCount(shape) * sizeof(uint16_t), ACL_FLOAT16, As4d(shape), ACL_FORMAT_NCHW);
+    Window2d(op, pads);
+    ORTOPS_RETURN_IF_ERROR(op.Run(run.stream));
+    return run.Cast(run.Scratch(out_at), ACL_FLOAT16, out, type, shape);
+  }
+
+  ConvAttributes attrs_;
+  mutable cann::ScratchUser scratch_;
+  bool window_3d_ = false;                             // MaxPool3D (3-D or dilated) rather than the 2-D ops
+  std::vector<int64_t> kernel_, strides_, dilations_;  // of the 2-D ([h, w]) or 3-D ([d, h, w]) view
   int64_t ceil_mode_ = 0;
 };
 
 class MaxPoolKernel : public PoolKernel {
  public:
-  using PoolKernel::PoolKernel;
-  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override { return Pool(context, nullptr); }
+  MaxPoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PoolKernel(info, op, status, /*max=*/true) {}
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override { return Pool(context, nullptr, false); }
 };
 
 class AveragePoolKernel : public PoolKernel {
  public:
   AveragePoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PoolKernel(info, op, status) {
+      : PoolKernel(info, op, status, /*max=*/false) {
     if (*status != nullptr) return;
     if ((*status = ReadIntAttribute(info, name(), "count_include_pad", 0, &count_include_pad_)) != nullptr) return;
+    if (kernel_.size() != 2) return;
     const bool fits = kernel_[0] >= 1 && kernel_[1] >= 1 && kernel_[0] <= 255 && kernel_[1] <= 255 &&
                       kernel_[0] * kernel_[1] < 256 && strides_[0] >= 1 && strides_[1] >= 1 && strides_[0] <= 63 &&
                       strides_[1] <= 63;
@@ -101,9 +237,12 @@ class AveragePoolKernel : public PoolKernel {
     }
   }
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    return Pool(context, [](const PoolKernel& self, AclOp& op) {
-      op.AttrBool("exclusive", static_cast<const AveragePoolKernel&>(self).count_include_pad_ == 0);
-    });
+    return Pool(
+        context,
+        [](const PoolKernel& self, AclOp& op) {
+          op.AttrBool("exclusive", static_cast<const AveragePoolKernel&>(self).count_include_pad_ == 0);
+        },
+        count_include_pad_ != 0);
   }
 
  private:
@@ -117,6 +256,7 @@ void RegisterCann(OpList& list) {
     list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
     list.Add("AveragePool", {In(t)}, {In(t)}, Make<AveragePoolKernel>);
   }
+  for (ONNXTensorElementDataType t : {kU8, kI8}) list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
 }
 
 }  // namespace ortops::placed::pool

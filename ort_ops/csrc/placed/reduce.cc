@@ -2,15 +2,42 @@
 // (axes as an attribute before opset 18, as an optional host input from 18) placed on CANN: the
 // CANN op of the same name with the axes as a constant input. Empty axes with noop_with_empty_axes
 // = 1: a device copy; a reduction over an empty axis (x has no elements, the output has some):
-// zeros for ReduceSum (the empty sum); the others refuse it (CANN's ops are not specified there;
-// ONNX gives NaN for the mean, -inf / +inf or the type's limits for max / min).
+// zeros for ReduceSum (the empty sum); for ReduceMax / ReduceMin what ONNX defines (opset 18+:
+// -inf / +inf, or the type's lowest / largest value where it has no infinity; bool false / true),
+// CANN Fill (no memset: aclrtMemsetAsync); ReduceMean refuses it (ONNX leaves the mean of nothing
+// undefined, the CPU EP gives 0). Bool ReduceMax / ReduceMin: CANN ReduceAny / ReduceAll (the
+// logical or / and, bool in and out: hicann/ops-math@c4193324 math/reduce_any/op_graph/
+// reduce_any_proto.h, math/reduce_all/op_graph/reduce_all_proto.h).
+#include <cstring>
+#include <limits>
+
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::reduce {
 namespace {
 
-// The ONNX op of the kernel's name on the CANN op of the same name: axes from input 1 when
-// present, else from the `axes` attribute (ReduceMean before opset 18), else none.
+// The extreme ONNX gives a max (`lowest`) / min over no element, as `type`'s bytes.
+std::vector<unsigned char> EmptyExtreme(ONNXTensorElementDataType type, bool lowest) {
+  auto bytes = [](auto v) {
+    std::vector<unsigned char> out(sizeof(v));
+    std::memcpy(out.data(), &v, sizeof(v));
+    return out;
+  };
+  switch (type) {
+    case kF32: return bytes(lowest ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+    case kF64:
+      return bytes(lowest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    case kF16: return bytes(static_cast<uint16_t>(lowest ? 0xFC00 : 0x7C00));
+    case kBF16: return bytes(static_cast<uint16_t>(lowest ? 0xFF80 : 0x7F80));
+    case kI32: return bytes(lowest ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
+    case kI64: return bytes(lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
+    default: return {static_cast<unsigned char>(lowest ? 0 : 1)};  // bool: false / true
+  }
+}
+
+// The ONNX op of the kernel's name on the CANN op of the same name (bool ReduceMax / ReduceMin:
+// ReduceAny / ReduceAll): axes from input 1 when present, else from the `axes` attribute (before
+// opset 18), else none.
 class ReduceKernel : public PlacedKernel {
  public:
   ReduceKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
@@ -48,15 +75,38 @@ class ReduceKernel : public PlacedKernel {
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(shape);
       if (normalized.empty()) return run.CopyOnDevice(out, x.data, Bytes(x));
-      const bool sum = std::string(name()) == "ReduceSum";
+      const std::string op = name();
+      const aclDataType type = AclTypeOf(x.type);
       if (x.count == 0) {
         // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
-        if (sum) return run.ZeroOnDevice(out, count * ElementSize(x.type));
-        const std::string verb = std::string(name()) == "ReduceMean" ? "average" : "reduce";
-        return Fail("data of shape " + ShapeText(x.shape) + " has no element to " + verb +
-                    " over axes of output shape " + ShapeText(shape) + " (expected a non-empty reduction)");
+        if (op == "ReduceSum") return run.ZeroOnDevice(out, count * ElementSize(x.type));
+        if (op == "ReduceMean") {
+          return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
+                      ShapeText(shape) + " (the mean of nothing is undefined)");
+        }
+        const std::vector<unsigned char> value = EmptyExtreme(x.type, op == "ReduceMax");
+        if (x.type == kBool) {
+          const aclError code = run.acl->MemsetAsync(out, count, value[0], count, run.stream);
+          return code == ACL_SUCCESS ? nullptr : Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
+        }
+        ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "empty"));
+        const std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
+        return AclOp(*run.acl, "Fill")
+            .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
+            .ConstInput(value.data(), value.size(), type, {1})
+            .Output(out, count * ElementSize(x.type), type, dims)
+            .Run(run.stream);
       }
-      const aclDataType type = AclTypeOf(x.type);
+      if (x.type == kBool) {
+        ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "bool"));
+        return AclOp(*run.acl, op == "ReduceMax" ? "ReduceAny" : "ReduceAll")
+            .Input(x.data, Bytes(x), type, x.shape)
+            .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
+                        {static_cast<int64_t>(normalized.size())})
+            .Output(out, count, type, shape)
+            .AttrBool("keep_dims", keepdims_ != 0)
+            .Run(run.stream);
+      }
       return AclOp(*run.acl, name())
           .Input(x.data, Bytes(x), type, x.shape)
           .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
@@ -82,7 +132,7 @@ void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     list.Add("ReduceMean", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
   }
-  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64}) {
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
     for (const char* op : {"ReduceMax", "ReduceMin"}) {
       list.Add(op, {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
     }

@@ -1,5 +1,9 @@
-// Slice (opset 10+ form: starts, ends, axes, steps as host inputs) with unit steps, placed on
-// CANN: CANN Slice (x, offsets, size as constant inputs, one entry per dimension).
+// Slice (opset 10+ form: starts, ends, axes, steps as host inputs) placed on CANN: with unit steps
+// CANN Slice (x, offsets, size as constant inputs, one entry per dimension); with any other steps
+// CANN StridedSlice (begin, end, strides for every dimension, as ONNX clamps them: step > 0 start
+// and end in [0, dim]; step < 0 start in [0, dim - 1], end in [-1, dim - 1], where an end of -1
+// ("before the first element") is sent as that dimension's end_mask bit, since StridedSlice reads
+// -1 as the last element).
 #include <algorithm>
 #include <string>
 
@@ -33,32 +37,56 @@ class SliceKernel : public PlacedKernel {
         (!steps.empty() && steps.size() != starts.size())) {
       return Fail("starts, ends, axes and steps must have one length");
     }
-    std::vector<int64_t> offsets(rank, 0), size(x.shape);
+    std::vector<int64_t> offsets(rank, 0), size(x.shape), ends_of(x.shape), strides(rank, 1);
     std::vector<bool> seen(rank, false);
+    bool unit = true;
     for (size_t i = 0; i < starts.size(); ++i) {
-      if (!steps.empty() && steps[i] != 1) {
-        return Fail("step " + std::to_string(steps[i]) + " is not supported on CANN (unit steps only)");
-      }
+      const int64_t step = steps.empty() ? 1 : steps[i];
+      if (step == 0) return Fail("steps " + ShapeText(steps) + " must not be 0");
       int64_t axis = 0;
       if (!NormalizeAxis(axes[i], rank, &axis) || seen[static_cast<size_t>(axis)]) {
         return Fail("axes " + ShapeText(axes) + " are out of range or repeated for data of shape " +
                     ShapeText(x.shape));
       }
       seen[static_cast<size_t>(axis)] = true;
-      const int64_t dim = x.shape[static_cast<size_t>(axis)];
-      auto clamp = [dim](int64_t v) {
-        if (v < 0) v = v < -dim ? 0 : v + dim;
-        return std::min(v, dim);
+      const auto a = static_cast<size_t>(axis);
+      const int64_t dim = x.shape[a];
+      // ONNX: a negative index counts from the end; then clamp to [lo, hi].
+      auto clamp = [dim](int64_t v, int64_t lo, int64_t hi) {
+        if (v < 0) v = v < -dim ? lo : v + dim;
+        return std::min(std::max(v, lo), hi);
       };
-      const int64_t begin = clamp(starts[i]);
-      const int64_t end = clamp(ends[i]);
-      offsets[static_cast<size_t>(axis)] = begin;
-      size[static_cast<size_t>(axis)] = std::max<int64_t>(0, end - begin);
+      const int64_t begin = step > 0 ? clamp(starts[i], 0, dim) : clamp(starts[i], 0, dim - 1);
+      const int64_t end = step > 0 ? clamp(ends[i], 0, dim) : clamp(ends[i], -1, dim - 1);
+      offsets[a] = begin;
+      ends_of[a] = end;
+      strides[a] = step;
+      const int64_t span = step > 0 ? end - begin : begin - end, by = step > 0 ? step : -step;
+      size[a] = span <= 0 ? 0 : (span - 1) / by + 1;
+      unit = unit && step == 1;
     }
     return OnOutput(context, size, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(size);
-      if (count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
-      return LaunchSlice(run, x, offsets, size, out);
+      if (unit && count == x.count) return run.CopyOnDevice(out, x.data, Bytes(x));
+      if (unit) return LaunchSlice(run, x, offsets, size, out);
+      if (count == 0) return nullptr;
+      if (rank > 63) return Fail("data of rank " + std::to_string(rank) + " is beyond StridedSlice's 64-bit masks");
+      ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "strided"));
+      int64_t end_mask = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (ends_of[d] == -1) end_mask |= int64_t{1} << d;
+      }
+      const aclDataType type = AclTypeOf(x.type);
+      const auto n = static_cast<int64_t>(rank);
+      return AclOp(*run.acl, "StridedSlice")
+          .Input(x.data, Bytes(x), type, x.shape)
+          .ConstInput(offsets.data(), rank * sizeof(int64_t), ACL_INT64, {n})
+          .ConstInput(ends_of.data(), rank * sizeof(int64_t), ACL_INT64, {n})
+          .ConstInput(strides.data(), rank * sizeof(int64_t), ACL_INT64, {n})
+          .Output(out, count * ElementSize(x.type), type, size)
+          .AttrInt("begin_mask", 0)
+          .AttrInt("end_mask", end_mask)
+          .Run(run.stream);
     });
   }
 };

@@ -1,4 +1,4 @@
-"""``Gather`` and ``GatherND`` (batch_dims 0) -> the kernels of ``placed/gather.cc``, a gather of
+"""``Gather`` and ``GatherND`` -> the kernels of ``placed/gather.cc``, a gather of
 positions: a run of consecutive ones is one CANN ``Slice`` (Gather's constant run: a scalar index, as
 torch's ``select`` and ``x[:, i]`` export, is a run of one); other positions (an embedding's token ids,
 read on the host) are CANN ``Expand`` of the int32 positions and ``GatherElementsV2``
@@ -54,8 +54,6 @@ def _check(info: NodeInfo) -> str | None:
 
 
 def _gather_nd_check(info: NodeInfo) -> str | None:
-    if info.attr("batch_dims", 0) != 0:
-        return f"batch_dims {info.attr('batch_dims', 0)}: only 0 is placed"
     if info.input_types[0] not in GATHER_ELEMENTS_TYPES:
         return "CANN GatherElementsV2 takes float32, float16, bfloat16 or int32 data (CANN GatherNd is Ascend 950 only)"
     shape = info.input_shapes[1]
@@ -66,7 +64,7 @@ def _gather_nd_check(info: NodeInfo) -> str | None:
 
 RULES = (
     PlaceRule("Gather", check=_check, route=_route),
-    # GatherND (batch_dims 0) -> the same positions along the data's first K dims flattened: Slice of
-    # a run, else Expand + GatherElementsV2 (indices read on the host; adaptive pooling exports it).
+    # GatherND -> the same positions along the data's batch dims and the K dims after them flattened:
+    # Slice of a run, else Expand + GatherElementsV2 (indices read on the host; adaptive pooling exports it).
     PlaceRule("GatherND", check=_gather_nd_check, min_opset=11),
 )

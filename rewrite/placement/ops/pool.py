@@ -1,18 +1,40 @@
-"""2-D pooling, explicit pads, no dilation: ``MaxPool`` without the Indices output -> CANN
-``MaxPoolV3``; ``AveragePool`` (opset 7+) -> CANN ``AvgPoolV2`` (exclusive = not
-count_include_pad), within AvgPoolV2's window limits."""
+"""Pooling: ``MaxPool`` without the Indices output -> CANN ``MaxPoolV3`` (1-D and 2-D; uint8 / int8 as float16
+between two CANN ``Cast``, route "integer") or, 3-D or dilated, CANN ``MaxPool3D`` (route "3d"; 1-D
+and 2-D as (N, C, 1, 1, L) / (N, C, 1, H, W));
+``AveragePool`` (opset 7+, without dilation) -> CANN ``AvgPoolV2`` (1-D and 2-D; exclusive = not
+count_include_pad), within AvgPoolV2's window limits, or CANN ``AvgPool3D`` (3-D, route "3d"). A
+1-D pool over (N, C, L) runs as the 2-D one over (N, C, 1, L); auto_pad's SAME_* / VALID pads are
+computed by the kernel from X's shape."""
+
+from onnx import TensorProto
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
+_INTEGERS = (TensorProto.UINT8, TensorProto.INT8)
 
-def _window(info: NodeInfo) -> str | None:
+
+def _spatial(info: NodeInfo) -> int:
+    return len(info.attr("kernel_shape", []))
+
+
+def _dilated(info: NodeInfo) -> bool:
+    return any(d != 1 for d in info.attr("dilations", []) or [])
+
+
+def _window(info: NodeInfo, max_rank: int) -> str | None:
     x = info.input_shapes[0]
-    if x is not None and len(x) != 4:
-        return f"{len(x) - 2}-D {info.node.op_type}: only 2-D (NCHW) is supported on CANN"
-    if info.attr("auto_pad", "NOTSET") != "NOTSET":
-        return f"auto_pad={info.attr('auto_pad')}: explicit pads only"
-    if any(d != 1 for d in info.attr("dilations", [1, 1])):
-        return f"dilations {info.attr('dilations')}: not supported on CANN"
+    rank = len(x) - 2 if x is not None else _spatial(info)
+    if not 1 <= rank <= max_rank:
+        supported = "1-D (N, C, L) and 2-D (NCHW)" + (" and 3-D (NCDHW)" if max_rank == 3 else "")
+        return f"{rank}-D {info.node.op_type}: only {supported} are supported on CANN"
+    auto_pad = info.attr("auto_pad", "NOTSET")
+    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        return f"auto_pad={auto_pad}: not an ONNX auto_pad"
+    if auto_pad != "NOTSET" and info.attr("ceil_mode", 0):
+        return f"auto_pad={auto_pad} with ceil_mode=1: ONNX's SAME/VALID output sizes ignore ceil_mode"
+    if auto_pad.startswith("SAME") and _dilated(info):
+        return f"auto_pad={auto_pad} with dilations {list(info.attr('dilations'))}: the pads are not defined for " \
+               "dilated kernels (ONNX's formula ignores dilation)"
     return None
 
 
@@ -20,16 +42,33 @@ def _max_pool(info: NodeInfo) -> str | None:
     if len(info.node.output) > 1 and info.node.output[1]:
         return "the Indices output is used (CANN's MaxPool has no ONNX-style indices; rewrite.fuse turns " \
                "the exporter's MaxPool backward into MaxPoolGrad)"
-    return _window(info)
+    if info.input_types and info.input_types[0] in _INTEGERS and (_spatial(info) == 3 or _dilated(info)):
+        return "3-D or dilated MaxPool of uint8 / int8: only 1-D and 2-D (as float16 on MaxPoolV3) are placed"
+    return _window(info, max_rank=3)
+
+
+def _max_pool_route(info: NodeInfo) -> str:
+    if info.input_types and info.input_types[0] in _INTEGERS:
+        return "integer"  # Cast to float16, MaxPoolV3, Cast back
+    return "3d" if _spatial(info) == 3 or _dilated(info) else "default"
 
 
 def _average_pool(info: NodeInfo) -> str | None:
+    if _dilated(info):
+        return f"dilations {list(info.attr('dilations'))}: not supported on CANN (AvgPoolV2, AvgPool3D have none)"
     kernel, strides = info.attr("kernel_shape", []), info.attr("strides", [1, 1])
-    if len(kernel) == 2 and (not all(1 <= k <= 255 for k in kernel) or kernel[0] * kernel[1] >= 256
-                             or not all(1 <= s <= 63 for s in strides)):
+    k2 = [1, *kernel] if len(kernel) == 1 else kernel  # the 2-D window a 1-D pool runs as
+    s2 = [1, *strides] if len(strides) == 1 else strides
+    if len(k2) == 2 and (not all(1 <= k <= 255 for k in k2) or k2[0] * k2[1] >= 256
+                         or not all(1 <= s <= 63 for s in s2)):
         return f"kernel_shape {list(kernel)} / strides {list(strides)}: beyond CANN AvgPoolV2's limits " \
                "(kernel dims in [1, 255], area < 256, strides in [1, 63])"
-    return _window(info)
+    return _window(info, max_rank=3)
 
 
-RULES = (PlaceRule("MaxPool", check=_max_pool), PlaceRule("AveragePool", check=_average_pool, min_opset=7))
+def _average_pool_route(info: NodeInfo) -> str:
+    return "3d" if _spatial(info) == 3 else "default"
+
+
+RULES = (PlaceRule("MaxPool", check=_max_pool, route=_max_pool_route),
+         PlaceRule("AveragePool", check=_average_pool, route=_average_pool_route, min_opset=7))

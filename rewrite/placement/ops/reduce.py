@@ -1,7 +1,17 @@
 """``ReduceSum`` (opset 13+: axes as an input) and ``ReduceMean``, ``ReduceMax``, ``ReduceMin`` (axes
 as an attribute before opset 18, as an input from 18) -> the CANN op of the same name with constant
-axes."""
+axes; bool ``ReduceMax`` / ``ReduceMin`` -> CANN ``ReduceAny`` / ``ReduceAll`` (route "bool"). Over
+an empty axis the max / min is ONNX's extreme (CANN ``Fill``, route "empty", taken at run time)."""
 
-from ort_ops.rewrite.placement.rule import PlaceRule
+from onnx import TensorProto
 
-RULES = tuple(PlaceRule(op, min_opset=13) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"))
+from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
+
+
+def _extreme_route(info: NodeInfo) -> str:
+    return "bool" if info.input_types and info.input_types[0] == TensorProto.BOOL else "default"
+
+
+RULES = (PlaceRule("ReduceSum", min_opset=13), PlaceRule("ReduceMean", min_opset=13),
+         PlaceRule("ReduceMax", min_opset=13, route=_extreme_route),
+         PlaceRule("ReduceMin", min_opset=13, route=_extreme_route))

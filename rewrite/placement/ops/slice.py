@@ -1,18 +1,17 @@
-"""``Slice`` (opset 10+: inputs) with unit steps -> CANN ``Slice`` (offsets, size per dimension)."""
+"""``Slice`` (opset 10+: inputs) -> CANN ``Slice`` (offsets, size per dimension) with unit steps, CANN
+``StridedSlice`` with any other steps (route "strided", also taken when the steps are computed at
+run time: the kernel picks by their values)."""
 
 import numpy as np
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 
-def _check(info: NodeInfo) -> str | None:
-    if info.present(4):
-        steps = info.constants[4]
-        if steps is None:
-            return "steps computed at run time: only unit steps are supported on CANN"
-        if not np.all(steps == 1):
-            return f"steps {steps.tolist()}: only unit steps are supported on CANN"
-    return None
+def _route(info: NodeInfo) -> str:
+    if not info.present(4):
+        return "default"
+    steps = info.constants[4]
+    return "default" if steps is not None and np.all(steps == 1) else "strided"
 
 
-RULES = (PlaceRule("Slice", check=_check, min_opset=10),)
+RULES = (PlaceRule("Slice", route=_route, min_opset=10),)

@@ -267,56 +267,82 @@ aclError k_scatter_elements_v2(const OpCall& c, Run* run) {
   return scatter_kernel(c, run, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32, ACL_INT8, ACL_UINT8, ACL_BOOL});
 }
 
-// ScatterNonAliasingAdd(x, indices, updates) -> y (shape of x): a copy of x, then for every K-tuple
-// t = indices[i] (K = indices.shape[-1] <= rank(x)), in row-major order of i over indices.shape[:-1],
-// y[t] += updates[i], a slice of shape x.shape[K:] (float16 in float32, one rounding per update;
-// int32 wraps); repeated tuples accumulate in that order. updates.shape = indices.shape[:-1] +
-// x.shape[K:]. y is a separate buffer in CANN ("Non-Aliasing"); x's own buffer is accepted too.
-aclError k_scatter_non_aliasing_add(const OpCall& c, Run* run) {
+// The scatter of ScatterNonAliasingAdd and ScatterNdUpdate (`op`; x of `dtypes`, indices int32 /
+// int64): y (shape of x) is a copy of x, then for every K-tuple t = indices[i] (K =
+// indices.shape[-1] <= rank(x)), in row-major order of i over indices.shape[:-1], the slice y[t]
+// (shape x.shape[K:]) takes updates[i] by `reduction`: added (float16/bfloat16 in float32, one
+// rounding per update; integers wrap; repeated tuples accumulate in that order) or written
+// (repeated tuples: the last one's). updates.shape = indices.shape[:-1] + x.shape[K:]; rank <= 8;
+// an index outside [0, size) is a device fault. y may be x's own buffer.
+template <typename... Tags>
+aclError scatter_nd_kernel(const OpCall& c, Run* run, const char* op, Reduction reduction) {
   if (aclError rc = expect_counts(c, 3, 1)) return rc;
   const OpTensor &x = c.in[0], &indices = c.in[1], &updates = c.in[2], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT16, ACL_FLOAT, ACL_INT32})) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {Tags::kType...})) return rc;
   if (aclError rc = expect_dtype_in(c, "input 1 (indices)", indices, {ACL_INT32, ACL_INT64})) return rc;
   if (aclError rc = expect_same_dtype(c, "input 2 (updates)", updates, "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   if (x.dims.size() > 8)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "ScatterNonAliasingAdd: input 0 (x) has shape %s, rank %zu, expected at most 8",
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (x) has shape %s, rank %zu, expected at most 8", op,
                 shape_str(x.dims).c_str(), x.dims.size());
   if (indices.dims.empty() || indices.dims.back() > static_cast<int64_t>(x.dims.size()))
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "ScatterNonAliasingAdd: input 1 (indices) has shape %s, expected rank >= 1 and a last dim (K) <= "
-                "rank %zu of x %s",
+                "%s: input 1 (indices) has shape %s, expected rank >= 1 and a last dim (K) <= rank %zu of x %s", op,
                 shape_str(indices.dims).c_str(), x.dims.size(), shape_str(x.dims).c_str());
   const size_t k_dims = static_cast<size_t>(indices.dims.back());
   std::vector<int64_t> want(indices.dims.begin(), indices.dims.end() - 1);
   want.insert(want.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(k_dims), x.dims.end());
   if (updates.dims != want)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "ScatterNonAliasingAdd: input 2 (updates) has shape %s, expected %s (indices.shape[:-1] + "
+                "%s: input 2 (updates) has shape %s, expected %s (indices.shape[:-1] + "
                 "x.shape[%zu:])",
-                shape_str(updates.dims).c_str(), shape_str(want).c_str(), k_dims);
+                op, shape_str(updates.dims).c_str(), shape_str(want).c_str(), k_dims);
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", x.dims, "the shape of x")) return rc;
   int64_t slice = 1;
   for (size_t d = k_dims; d < x.dims.size(); ++d) slice *= x.dims[d];
-  visit_listed<F16, F32, I32>(x.dtype, [&](auto tag) {
+  visit_listed<Tags...>(x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    *run = [c, slice] {
+    *run = [c, slice, reduction] {
       std::vector<int64_t> dst;
       if (!resolve_tuples(c.in[1], c.in[0].dims, &dst)) return;
       if (c.in[0].bytes > 0 && c.out[0].data != c.in[0].data) std::memmove(c.out[0].data, c.in[0].data, c.in[0].bytes);
-      for (size_t i = 0; i < dst.size(); ++i)
+      const size_t es = dtype_size(c.in[0].dtype);
+      auto* y = static_cast<unsigned char*>(c.out[0].data);
+      const auto* u = static_cast<const unsigned char*>(c.in[2].data);
+      for (size_t i = 0; i < dst.size(); ++i) {
+        if (reduction == Reduction::kNone) {
+          std::memmove(y + dst[i] * static_cast<int64_t>(es),
+                       u + static_cast<int64_t>(i) * slice * static_cast<int64_t>(es), static_cast<size_t>(slice) * es);
+          continue;
+        }
         for (int64_t j = 0; j < slice; ++j)
-          scatter_combine<T>(c.out[0].data, dst[i] + j, c.in[2].data, static_cast<int64_t>(i) * slice + j,
-                             Reduction::kAdd);
+          scatter_combine<T>(c.out[0].data, dst[i] + j, c.in[2].data, static_cast<int64_t>(i) * slice + j, reduction);
+      }
     };
   });
   return ACL_SUCCESS;
 }
 
+// ScatterNonAliasingAdd(x, indices, updates) -> y: scatter_nd_kernel adding; float16, float32,
+// int32 (hicann/ops-nn index/scatter_non_aliasing_add). y is a separate buffer in CANN
+// ("Non-Aliasing"); x's own buffer is accepted too.
+aclError k_scatter_non_aliasing_add(const OpCall& c, Run* run) {
+  return scatter_nd_kernel<F16, F32, I32>(c, run, "ScatterNonAliasingAdd", Reduction::kAdd);
+}
+
+// ScatterNdUpdate(var, indices, updates; use_locking = false) -> var: scatter_nd_kernel writing, in
+// place (GE's REG_OP gives input and output one name; a separate output buffer gets the copy). Data
+// types of its Atlas A2/A3 configuration (hicann/ops-nn@e5c3fa93 index/scatter_nd_update/op_host/
+// scatter_nd_update_def.cpp, aicoreConfigArch22): float16, float32, bfloat16, bool, int64, int32,
+// int16, int8; README: Ascend 950, Atlas A2/A3 only. TF ScatterNdUpdate: a repeated index's slice
+// is written once per occurrence; the simulator writes in index order (the last one stays).
+aclError k_scatter_nd_update(const OpCall& c, Run* run) {
+  return scatter_nd_kernel<F16, F32, BF16, Bool, I64, I32, I16, I8>(c, run, "ScatterNdUpdate", Reduction::kNone);
+}
+
 // The op types of this file (the registry, op_registry.cc, collects every file's).
 ACLSIM_OPS(index, {"GatherElements", k_gather_elements}, {"GatherElementsV2", k_gather_elements_v2},
            {"ScatterElements", k_scatter_elements}, {"ScatterElementsV2", k_scatter_elements_v2},
-           {"ScatterNonAliasingAdd", k_scatter_non_aliasing_add})
+           {"ScatterNonAliasingAdd", k_scatter_non_aliasing_add}, {"ScatterNdUpdate", k_scatter_nd_update})
 
 }  // namespace aclsim

@@ -17,6 +17,13 @@
 // [-rank, rank - 1]); each output is the largest / smallest of its inputs, a NaN among them gives
 // NaN (the rule the device's max/min kernels keep: a NaN replaces the running value); float32,
 // float16, bfloat16, float64, int32, int64 here. A reduction over no element has no value: refused.
+// ReduceAny / ReduceAll(x, axes; keep_dims = false) -> y bool: the same axes and shape rules
+// (hicann/ops-math@c4193324 math/reduce_any/op_graph/reduce_any_proto.h: x bool or float32;
+// math/reduce_all/op_graph/reduce_all_proto.h: x bool, bfloat16, float32, float16; READMEs: every
+// product line; TensorFlow's reduce_any / reduce_all, which they are compatible with): the logical
+// or / and of the reduced elements (a float is true when it is not 0, so NaN is true); over no
+// element the identity, false / true. No noop_with_empty_axes attribute: empty axes reduce every
+// dim (the TF rule; the simulator requires constant axes).
 #include <cstring>
 #include <type_traits>
 
@@ -86,6 +93,42 @@ C extreme(Reduce r, C acc, C v) {
   return (r == Reduce::kMax ? v > acc : v < acc) ? v : acc;
 }
 
+// The number of output elements of reducing `dims` over `reduced`; then f(i, o) for every input
+// element i in row-major order, o its output position (row-major over the kept dims).
+template <typename F>
+int64_t for_each_input(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, int64_t numel, F f) {
+  const size_t rank = dims.size();
+  std::vector<int64_t> state(2 * rank, 0);  // per dim: its output stride (0 if reduced), then its index
+  int64_t* out_stride = state.data();
+  int64_t* idx = state.data() + rank;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (reduced[d]) continue;
+    out_stride[d] = stride;
+    stride *= dims[d];
+  }
+  int64_t o = 0;
+  for (int64_t i = 0; i < numel; ++i) {
+    f(i, o);
+    for (size_t d = rank; d-- > 0;) {  // the row-major successor's index and output position
+      ++idx[d];
+      o += out_stride[d];
+      if (idx[d] < dims[d]) break;
+      o -= out_stride[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+  return stride;
+}
+
+// The number of output elements of reducing `dims` over `reduced`.
+int64_t output_count(const std::vector<int64_t>& dims, const std::vector<bool>& reduced) {
+  int64_t n = 1;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!reduced[d]) n *= dims[d];
+  return n;
+}
+
 template <typename T>
 void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
   const OpTensor &x = c.in[0], &y = c.out[0];
@@ -95,36 +138,16 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
   }
   using C = typename T::Compute;
   using Acc = typename AccOf<C>::type;
-  // Output index of every input element: strides of the output over the kept dims, 0 on reduced ones.
-  std::vector<int64_t> out_stride(x.dims.size(), 0);
-  int64_t stride = 1;
-  for (size_t d = x.dims.size(); d-- > 0;) {
-    if (p.reduced[d]) continue;
-    out_stride[d] = stride;
-    stride *= x.dims[d];
-  }
-  const int64_t n_out = stride;
+  const int64_t n_out = output_count(x.dims, p.reduced);
   std::vector<Acc> acc(static_cast<size_t>(n_out), Acc(0));
   std::vector<bool> started(static_cast<size_t>(n_out), false);
-  std::vector<int64_t> idx(x.dims.size(), 0);
-  int64_t o = 0;
-  auto next = [&] {  // the row-major successor's index and output position
-    for (size_t d = x.dims.size(); d-- > 0;) {
-      ++idx[d];
-      o += out_stride[d];
-      if (idx[d] < x.dims[d]) break;
-      o -= out_stride[d] * x.dims[d];
-      idx[d] = 0;
-    }
-  };
-  for (int64_t i = 0; i < x.numel; ++i) {
+  for_each_input(x.dims, p.reduced, x.numel, [&](int64_t i, int64_t o) {
     if (r == Reduce::kMax || r == Reduce::kMin) {
       const C v = static_cast<C>(load_at<T>(x.data, i));
       const C prev = static_cast<C>(acc[o]);
       acc[o] = static_cast<Acc>(started[o] ? extreme(r, prev, v) : v);
       started[o] = true;
-      next();
-      continue;
+      return;
     }
     const Acc v = static_cast<Acc>(load_at<T>(x.data, i));
     if constexpr (std::is_same<Acc, float>::value) {
@@ -136,8 +159,7 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
       acc[o] = static_cast<Acc>(acc[o] + v);  // unsigned: wraps
     }
     started[o] = true;
-    next();
-  }
+  });
   if constexpr (std::is_floating_point<Acc>::value) {
     if (r == Reduce::kMean) {
       const Acc count = static_cast<Acc>(n_out == 0 ? 0 : x.numel / n_out);
@@ -224,8 +246,51 @@ aclError k_reduce_min(const OpCall& c, Run* run) {
   return k_reduce(c, run, "ReduceMin", Reduce::kMin);
 }
 
+// ReduceAny (`any`) / ReduceAll: constant axes, x of `types`, y bool.
+static aclError k_reduce_logical(const OpCall& c, Run* run, bool any, std::initializer_list<aclDataType> types) {
+  const char* op = any ? "ReduceAny" : "ReduceAll";
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", c.in[0], types)) return rc;
+  if (aclError rc = expect_dtype_in(c, "output 0 (y)", c.out[0], {ACL_BOOL})) return rc;
+  std::vector<int64_t> axes;
+  bool known;
+  if (aclError rc = read_index_list(c, 1, "input 1 (axes)", true, &axes, &known)) return rc;
+  const bool keep_dims = c.attr_int("keep_dims", 0) != 0;
+  ReducePlan plan;
+  std::string bad = plan_reduce(c.in[0].dims, axes, keep_dims, /*noop_empty=*/false, &plan);
+  if (!bad.empty())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (axes) %s: %s", op, shape_str(axes).c_str(), bad.c_str());
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", plan.out_dims,
+                                        keep_dims ? "x reduced over axes, keep_dims=true" : "x reduced over axes"))
+    return rc;
+  visit_dtype(c.in[0].dtype, [&](auto tag) {
+    using T = decltype(tag);
+    *run = [c, plan, any] {
+      const OpTensor& x = c.in[0];
+      auto* y = static_cast<unsigned char*>(c.out[0].data);
+      std::memset(y, any ? 0 : 1, static_cast<size_t>(output_count(x.dims, plan.reduced)));
+      for_each_input(x.dims, plan.reduced, x.numel, [&](int64_t i, int64_t o) {
+        bool v;
+        if constexpr (T::kBool) {
+          v = static_cast<const unsigned char*>(x.data)[i] != 0;
+        } else {
+          v = load_at<T>(x.data, i) != 0;  // NaN != 0: true
+        }
+        y[o] = static_cast<unsigned char>(any ? (y[o] | v) : (y[o] & v));
+      });
+    };
+  });
+  return ACL_SUCCESS;
+}
+
+aclError k_reduce_any(const OpCall& c, Run* run) { return k_reduce_logical(c, run, true, {ACL_BOOL, ACL_FLOAT}); }
+
+aclError k_reduce_all(const OpCall& c, Run* run) {
+  return k_reduce_logical(c, run, false, {ACL_BOOL, ACL_BF16, ACL_FLOAT, ACL_FLOAT16});
+}
+
 // The op types of this file (the registry, op_registry.cc, collects every file's).
 ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum}, {"ReduceMean", k_reduce_mean}, {"ReduceMax", k_reduce_max},
-           {"ReduceMin", k_reduce_min})
+           {"ReduceMin", k_reduce_min}, {"ReduceAny", k_reduce_any}, {"ReduceAll", k_reduce_all})
 
 }  // namespace aclsim

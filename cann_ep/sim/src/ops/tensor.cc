@@ -210,6 +210,71 @@ aclError k_slice(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
+// StridedSlice(x, begin, end, strides: const int32/int64 1-D; attrs begin_mask, end_mask,
+// ellipsis_mask, new_axis_mask, shrink_axis_mask, default 0) -> y (TF StridedSlice;
+// hicann/ops-math@c4193324 conversion/strided_slice/op_graph/strided_slice_proto.h, README: every
+// product line). Per dim i of x (n = dim i; stride s != 0): a begin / end whose mask bit is set
+// becomes the whole interval's (s > 0: 0 / n; s < 0: n - 1 / -1); otherwise a negative value gets
+// + n and is clamped to [0, n] (s > 0) or [-1, n - 1] (s < 0); the dim takes elements begin,
+// begin + s, ... while before end: ceil((end - begin) / s) of them, 0 if the interval is empty or
+// against the stride (op_host/strided_slice_util.h BuildProcessingData canonical,
+// BuildProcessingShape). begin/end/strides give every dim here; the ellipsis, new-axis and
+// shrink masks are not simulated (a non-zero one fails the call).
+aclError k_strided_slice(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 4, 1)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  for (const char* mask : {"ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+    if (c.attr_int(mask, 0) != 0)
+      return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "StridedSlice: attribute %s %lld is not simulated (0 only)", mask,
+                  static_cast<long long>(c.attr_int(mask, 0)));
+  const int64_t begin_mask = c.attr_int("begin_mask", 0), end_mask = c.attr_int("end_mask", 0);
+  std::vector<int64_t> begin, end, strides;
+  bool known;
+  if (aclError rc = read_index_list(c, 1, "input 1 (begin)", true, &begin, &known)) return rc;
+  if (aclError rc = read_index_list(c, 2, "input 2 (end)", true, &end, &known)) return rc;
+  if (aclError rc = read_index_list(c, 3, "input 3 (strides)", true, &strides, &known)) return rc;
+  const std::vector<int64_t>& in = c.in[0].dims;
+  if (begin.size() != in.size() || end.size() != in.size() || strides.size() != in.size())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "StridedSlice: begin %s, end %s and strides %s need one entry per dim of x %s (the simulator "
+                "implements full specifications only)",
+                shape_str(begin).c_str(), shape_str(end).c_str(), shape_str(strides).c_str(), shape_str(in).c_str());
+  std::vector<int64_t> first(in.size()), out(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t n = in[d], st = strides[d];
+    if (st == 0) return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "StridedSlice: strides[%zu] must be non-zero", d);
+    const int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? n : n - 1;
+    auto canonical = [&](int64_t v, bool masked, bool is_begin) {
+      if (masked) return st > 0 ? (is_begin ? 0 : n) : (is_begin ? n - 1 : -1);
+      if (v < 0) v += n;
+      return std::min(std::max(v, lo), hi);
+    };
+    const int64_t b = canonical(begin[d], (begin_mask >> d) & 1, true);
+    const int64_t e = canonical(end[d], (end_mask >> d) & 1, false);
+    const int64_t length = e - b;
+    first[d] = b;
+    out[d] = (length == 0 || ((length < 0) != (st < 0))) ? 0 : length / st + (length % st != 0 ? 1 : 0);
+  }
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", out, "begin, end and strides")) return rc;
+  const size_t es = dtype_size(c.in[0].dtype);
+  *run = [c, first, strides, out, es] {
+    const std::vector<int64_t> x_strides = row_major_strides(c.in[0].dims);
+    int64_t base = 0;
+    std::vector<int64_t> step(first.size());
+    for (size_t d = 0; d < first.size(); ++d) {
+      base += first[d] * x_strides[d];
+      step[d] = strides[d] * x_strides[d];
+    }
+    const auto* x = static_cast<const unsigned char*>(c.in[0].data);
+    auto* y = static_cast<unsigned char*>(c.out[0].data);
+    std::array<std::vector<int64_t>, 1> s{step};
+    for_each_broadcast(out, s, [&](int64_t i, const std::array<int64_t, 1>& o) {
+      std::memmove(y + i * es, x + (base + o[0]) * static_cast<int64_t>(es), es);
+    });
+  };
+  return ACL_SUCCESS;
+}
+
 aclError k_identity(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
@@ -222,6 +287,7 @@ aclError k_identity(const OpCall& c, Run* run) {
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
 ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Expand", k_expand}, {"Fill", k_fill},
-           {"TransposeD", k_transpose}, {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice})
+           {"TransposeD", k_transpose}, {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice},
+           {"StridedSlice", k_strided_slice})
 
 }  // namespace aclsim

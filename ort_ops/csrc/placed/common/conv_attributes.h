@@ -1,9 +1,10 @@
-// The attributes placed Conv and ConvTranspose share, read at kernel creation (any of them may be
-// absent: their defaults depend on the input's rank, known at run time), and their 2-D form: a
-// 1-D convolution of (N, C, L) is the 2-D one of (N, C, 1, L) (H = 1, its stride, dilation 1, no
-// pads), which is how both kernels send it to CANN's 2-D ops (4-D NCHW only).
+// The window attributes placed Conv, ConvTranspose and pooling share, read at kernel creation (any
+// of them may be absent: their defaults depend on the input's rank, known at run time), and their
+// 2-D form: a 1-D window over (N, C, L) is the 2-D one over (N, C, 1, L) (H = 1, its stride,
+// dilation 1, no pads), which is how the kernels send it to CANN's 2-D ops (4-D NCHW only).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,13 +32,14 @@ struct ConvAttributes {
     return nullptr;
   }
 
-  // "" if the lists fit one spatial rank (1 or 2: each has that many entries, pads twice as many,
-  // or is absent) and the values are in range; else what is wrong.
-  std::string Check() const {
+  // "" if the lists fit one spatial rank (1 to `max_rank`: each has that many entries, pads twice
+  // as many, or is absent) and the values are in range; else what is wrong.
+  std::string Check(size_t max_rank = 2) const {
     const size_t rank = Rank();
-    if (rank > 2 || !Fits(rank).empty()) {
+    if (rank > max_rank || !Fits(rank).empty()) {
       return "strides " + ShapeText(strides) + ", pads " + ShapeText(pads) + ", dilations " + ShapeText(dilations) +
-             " and kernel_shape " + ShapeText(kernel_shape) + " are not of one spatial rank 1 or 2";
+             " and kernel_shape " + ShapeText(kernel_shape) + " are not of one spatial rank 1 to " +
+             std::to_string(max_rank);
     }
     for (int64_t s : strides) {
       if (s < 1) return "strides " + ShapeText(strides) + " must be >= 1";
@@ -60,6 +62,41 @@ struct ConvAttributes {
     return ok ? ""
               : "the attributes are " + std::to_string(Rank()) + "-D, the input has " + std::to_string(spatial) +
                     " spatial dims";
+  }
+
+  // "" if auto_pad is one of ONNX's (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and, if SAME_*, the
+  // window is not dilated (ONNX's SAME formula has no dilation; ORT's CPU EP refuses it too).
+  std::string CheckAutoPad() const {
+    if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
+      return "auto_pad " + auto_pad + " is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID";
+    }
+    if (auto_pad.rfind("SAME", 0) == 0) {
+      for (int64_t d : dilations) {
+        if (d != 1) {
+          return "auto_pad " + auto_pad + " with dilations " + ShapeText(dilations) +
+                 ": the pads are not defined for a dilated kernel";
+        }
+      }
+    }
+    return "";
+  }
+
+  // The pads of `spatial` dims ([begins..., ends...]) for an input of spatial extents `in`, with
+  // strides `s` and window extents (dilated) `extent`: the node's (0 if absent) under NOTSET,
+  // zeros under VALID, ONNX's SAME_* pads (output ceil(in / s); SAME_UPPER puts the odd pad at
+  // the end, SAME_LOWER at the begin).
+  std::vector<int64_t> ResolvePads(const std::vector<int64_t>& in, const std::vector<int64_t>& s,
+                                   const std::vector<int64_t>& extent) const {
+    const size_t spatial = in.size();
+    std::vector<int64_t> out = pads.empty() || auto_pad != "NOTSET" ? std::vector<int64_t>(2 * spatial, 0) : pads;
+    if (auto_pad.rfind("SAME", 0) != 0) return out;
+    for (size_t i = 0; i < spatial; ++i) {
+      const int64_t total = std::max<int64_t>(0, ((in[i] + s[i] - 1) / s[i] - 1) * s[i] + extent[i] - in[i]);
+      const int64_t small = total / 2, large = total - small;
+      out[i] = auto_pad == "SAME_UPPER" ? small : large;
+      out[spatial + i] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+    return out;
   }
 
   size_t Rank() const {
