@@ -24,9 +24,10 @@ cann_ep = pytest.importorskip("ort_ops.cann_ep")
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
-import json, sys, threading
+import json, sys
 import numpy as np
 from ort_ops import cann_ep, rewrite
+from threaded_runs import threads_against_serial
 from models.fixture_graphs import batch, load, training_case
 from ort_ops.training.trainer import SGD, Adam, Trainer, cpu_session_factory
 
@@ -57,25 +58,8 @@ def step_feeds(graph, params, optimizer, seed):
 
 def check(model, feed_sets):
     session = cann_ep.session(model)
-    placement = session.placement
-    serial = [session.run(None, f) for f in feed_sets]
-    bad, errors = [0], []
-
-    def work(t):
-        order = np.random.default_rng(t).permutation(len(feed_sets) * ROUNDS) % len(feed_sets)
-        try:
-            for k in order:
-                got = session.run(None, feed_sets[k])
-                bad[0] += any(g.tobytes() != s.tobytes() for g, s in zip(got, serial[k]))
-        except Exception as exc:
-            errors.append(repr(exc)[:500])
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
-    [t.start() for t in threads]
-    [t.join() for t in threads]
-    return {"runs": THREADS * ROUNDS * len(feed_sets), "bad": bad[0], "errors": errors,
-            "on_cpu": [p.node for p in placement.on_cpu],
-            "distinct": len({s[0].tobytes() for s in serial})}
+    result = threads_against_serial(session, feed_sets, THREADS, ROUNDS)
+    return {**result, "on_cpu": [p.node for p in session.placement.on_cpu]}
 
 
 result = {}
@@ -100,7 +84,7 @@ def results():
     if not cann_ep.available():
         pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
     env = dict(os.environ, ACLSIM_STREAM_DELAY_US="200",
-               PYTHONPATH=os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD)], capture_output=True, text=True,
                           timeout=900, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT=")]

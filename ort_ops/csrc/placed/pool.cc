@@ -189,7 +189,8 @@ class PoolKernel : public PlacedKernel {
   // uint8 / int8: MaxPoolV3 on float16 copies, every value exact.
   OrtStatusPtr IntegerMaxPool(OrtKernelContext* context, const CannRun& begun, const TensorView& x,
                               const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, void* out) const {
-    if (window_3d_) return Fail(std::string("3-D or dilated MaxPool of ") + ElementTypeName(x.type) + " is not supported");
+    if (window_3d_)
+      return Fail(std::string("3-D or dilated MaxPool of ") + ElementTypeName(x.type) + " is not supported");
     ORTOPS_RETURN_IF_ERROR(RequireRoute(*begun.acl, "integer"));
     cann::SequenceRun run;
     static_cast<CannRun&>(run) = begun;
