@@ -106,7 +106,8 @@ def _sample_inputs(dtype: str, attributes: dict, rng: np.random.Generator) -> li
 OP = OpDef(
     name="SoftmaxCrossEntropyLossAndGrad",
     inputs=(Tensor("logits", "unnormalised class scores [N, C]"),
-            Tensor("target", "class index of each row [N] (ignore_index: the row takes no part)", type="int64"),
+            Tensor("target", "class index of each row [N] (ignore_index: the row takes no part); in host memory: "
+                   "both kernels range-check it there", type="int64", host=True),
             Tensor("dloss", "dL/dloss, a scalar (1 for a training graph's own loss)")),
     outputs=(Tensor("loss", "the cross-entropy, a scalar"),
              Tensor("dlogits", "dL/dlogits [N, C]")),

@@ -1,7 +1,7 @@
 // SoftmaxCrossEntropyLossAndGrad on the CANN EP: CANN single ops on the session's stream, all in
-// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h); the
-// one host copy is target's, for its range check (below). Two routes, chosen when the kernel is
-// created:
+// float32, every intermediate in device memory (per-stream scratch, cann/stream_scratch.h); target
+// is in host memory (declared `host`), range-checked there and copied to the scratch (below). Two
+// routes, chosen when the kernel is created:
 //
 // Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
@@ -41,10 +41,12 @@
 // On both routes ignored rows are selected away from the loss (not multiplied by 0), so a NaN or
 // inf in them does not reach it, as in the exporter's graph. The targets are range-checked on the
 // host first, as on the CPU EP (a target outside [0, C) that is not ignore_index fails the run
-// naming the row and value): one copy of target [N] into host memory, which waits for the work
-// queued before it on the stream (aclrtMemcpyAsync with ordinary host memory returns once the
-// copy is done). Without it the one-hot route would count such a row with an all-zero label
-// (finite loss, no error) and CANN's CrossEntropyLoss would read past the row. The CANN ops'
+// naming the row and value): the op declares target a host input, so ORT keeps a fed target in
+// host memory (a target computed on the device reaches it through ORT's own copy) and the kernel
+// copies the checked [N] values to its scratch (aclrtMemcpyAsync from ordinary host memory, which
+// returns once the copy is done). A training step's target is a graph input: no device-to-host copy per step. Without
+// the check the one-hot route would count such a row with an all-zero label (finite loss, no
+// error) and CANN's CrossEntropyLoss would read past the row. The CANN ops'
 // availability on the SoC is checked at kernel creation.
 #include <string>
 #include <vector>
@@ -100,7 +102,7 @@ class CannKernel : public Kernel {
     }
     SequenceRun cann;
     ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &cann));
-    ORTOPS_RETURN_IF_ERROR(CheckTargets(run, cann));
+    ORTOPS_RETURN_IF_ERROR(CheckTargets(run));
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
     return OneHotRoute(context, run, cann, out);
   }
@@ -110,19 +112,27 @@ class CannKernel : public Kernel {
     void* loss = nullptr;
     void* dlogits = nullptr;
   };
-  // The targets copied to the host (after the work that produces them) and range-checked.
-  OrtStatusPtr CheckTargets(const Run& run, const SequenceRun& cann) const {
-    const auto n = static_cast<size_t>(run.n);
-    std::vector<int64_t> target(n);
-    const size_t bytes = n * sizeof(int64_t);
-    const aclError rc =
-        cann.acl->MemcpyAsync(target.data(), bytes, run.target.data, bytes, ACL_MEMCPY_DEVICE_TO_HOST, cann.stream);
-    if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": copying target to the host", rc);
+  // The targets (host memory: the op declares target `host`, so ORT keeps it there) range-checked.
+  OrtStatusPtr CheckTargets(const Run& run) const {
     size_t count = 0;
-    return CountTargets(target.data(), n, run.c, attributes_.ignore_index, &count);
+    return CountTargets(static_cast<const int64_t*>(run.target.data), static_cast<size_t>(run.n), run.c,
+                        attributes_.ignore_index, &count);
   }
 
-  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, const Run& run, SequenceRun& cann, const Outputs& out) const {
+  // After the lease: target copied from the host to its scratch buffer at `at`; `run` then reads it
+  // there. From ordinary (pageable) host memory aclrtMemcpyAsync "returns only after the memory
+  // copy task is complete" (CANN's documentation; the simulator does the same): no wait of our own.
+  static OrtStatusPtr TargetToDevice(const SequenceRun& cann, size_t at, Run* run) {
+    void* device = cann.Scratch(at);
+    const size_t bytes = static_cast<size_t>(run->n) * sizeof(int64_t);
+    const aclError rc =
+        cann.acl->MemcpyAsync(device, bytes, run->target.data, bytes, ACL_MEMCPY_HOST_TO_DEVICE, cann.stream);
+    if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": copying target to the device", rc);
+    run->target.data = device;
+    return nullptr;
+  }
+
+  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, Run run, SequenceRun& cann, const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
@@ -130,11 +140,12 @@ class CannKernel : public Kernel {
     ScratchLayout layout;
     const size_t at_lsm = layout.Add(f32_nc), at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)),
                  at_lse = layout.Add(f32_n), at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
-                 at_valid = layout.Add(mean ? n : 0);
+                 at_valid = layout.Add(mean ? n : 0), at_target = layout.Add(n * sizeof(int64_t));
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
     const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(TargetToDevice(cann, at_target, &run));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
     void* log_prob = cann.Scratch(at_lp);
     const char* reduction = mean ? "mean" : "sum";
@@ -203,7 +214,7 @@ class CannKernel : public Kernel {
         {Mask(valid, {run.n})});
   }
 
-  OrtStatusPtr OneHotRoute(OrtKernelContext* context, const Run& run, SequenceRun& cann, const Outputs& out) const {
+  OrtStatusPtr OneHotRoute(OrtKernelContext* context, Run run, SequenceRun& cann, const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
@@ -213,11 +224,13 @@ class CannKernel : public Kernel {
                  at_backprop = layout.Add(f32_nc), at_lsm = layout.Add(f32_nc), at_picked = layout.Add(f32_nc),
                  at_neg_total = layout.Add(sizeof(float)), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
                  at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
-                 at_count = layout.Add(sizeof(float)), at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n);
+                 at_count = layout.Add(sizeof(float)), at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n),
+                 at_target = layout.Add(n * sizeof(int64_t));
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
     const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(TargetToDevice(cann, at_target, &run));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
     char* s = cann.Scratch(0);
     void *onehot = s + at_onehot, *labels = s + at_labels, *rows = s + at_rows, *backprop = s + at_backprop,
