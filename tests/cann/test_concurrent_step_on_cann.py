@@ -10,18 +10,10 @@ any difference is a concurrency fault."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
+from threaded_runs import run_child_with_stream_delay
 
 cann_ep = pytest.importorskip("ort_ops.cann_ep")
-
-HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
 import json, sys
@@ -77,19 +69,7 @@ print("RESULT=" + json.dumps(result))
 
 @pytest.fixture(scope="module")
 def results():
-    import onnxruntime as ort
-
-    if cann_ep.PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
-    env = dict(os.environ, ACLSIM_STREAM_DELAY_US="200",
-               PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD)], capture_output=True, text=True,
-                          timeout=900, env=env)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT=")]
-    assert lines, f"child failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULT="):])
+    return run_child_with_stream_delay(CHILD)
 
 
 CASES = [f"{m}/{o}" for m in ("mlp_elu_fp32", "cnn_elu_fp32") for o in ("sgd", "adam")] + [

@@ -29,7 +29,7 @@ class ConstantOfShapeKernel : public PlacedKernel {
       : PlacedKernel(info, op, status, "memset", "ConstantOfShape"), type_(op.outputs()[0].type) {
     if (*status != nullptr) return;
     *status = ReadValue(info);
-    if (*status == nullptr && !SameBytes()) *status = RequireRoute(*acl_, "fill");  // as rewrite.placement
+    if (*status == nullptr && !SameBytes(value_)) *status = RequireRoute(*acl_, "fill");  // as rewrite.placement
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -41,21 +41,7 @@ class ConstantOfShapeKernel : public PlacedKernel {
       if (d < 0) return Fail("input (the shape) is " + ShapeText(shape) + "; every dimension must be >= 0");
     }
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
-      const size_t count = ElementCount(shape);
-      const size_t bytes = count * value_.size();
-      if (SameBytes()) {
-        const aclError code = run.acl->MemsetAsync(out, bytes, value_[0], bytes, run.stream);
-        if (code != ACL_SUCCESS) return Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
-        return nullptr;
-      }
-      // A rank-0 output is one element: Fill of dims [1] writes the same bytes.
-      std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
-      const aclDataType type = AclTypeOf(type_);
-      return AclOp(*run.acl, "Fill")
-          .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
-          .ConstInput(value_.data(), value_.size(), type, {1})
-          .Output(out, bytes, type, dims)
-          .Run(run.stream);
+      return FillOnDevice(run, value_, type_, shape, out);
     });
   }
 
@@ -96,13 +82,6 @@ class ConstantOfShapeKernel : public PlacedKernel {
                   "; it holds " + std::to_string(count) + " of type " + std::to_string(static_cast<int>(type)));
     }
     return nullptr;
-  }
-
-  bool SameBytes() const {
-    for (unsigned char b : value_) {
-      if (b != value_[0]) return false;
-    }
-    return true;
   }
 
   ONNXTensorElementDataType type_;

@@ -84,10 +84,7 @@ class ConvTransposeKernel : public PlacedKernel {
       if (!output_shape_.empty() || same) {
         const int64_t want =
             !output_shape_.empty() ? output_shape_[output_shape_.size() - spatial + i] : x.shape[2 + i] * s;
-        const int64_t total = full - want;
-        const int64_t small = total >= 0 ? total / 2 : -((1 - total) / 2), large = total - small;  // floor
-        pads[i] = attrs_.auto_pad == "SAME_UPPER" ? small : large;
-        pads[spatial + i] = attrs_.auto_pad == "SAME_UPPER" ? large : small;
+        ConvAttributes::SplitPad(full - want, attrs_.auto_pad == "SAME_UPPER", &pads[i], &pads[spatial + i]);
         if (pads[i] < 0) {
           return Fail("output size " + std::to_string(want) + " along spatial axis " + std::to_string(i) +
                       " needs a negative begin pad (" + std::to_string(pads[i]) + "): not supported on CANN");

@@ -130,6 +130,7 @@ class PoolKernel : public PlacedKernel {
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(shape);
       const aclDataType type = AclTypeOf(x.type);
+      if (x.type == kU8 || x.type == kI8) return IntegerMaxPool(context, run, x, shape, pads, out);
       if (window_3d_ && extra != nullptr) {
         ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "3d"));
         const std::string family = cann::SocFamily(cann::SocName(*run.acl));
@@ -165,7 +166,6 @@ class PoolKernel : public PlacedKernel {
             .AttrString("data_format", "NCDHW")
             .Run(run.stream);
       }
-      if (x.type == kU8 || x.type == kI8) return IntegerMaxPool(context, run, x, shape, pads, out);
       AclOp op(*run.acl, Launch(0));
       op.Input(x.data, Bytes(x), type, As4d(x.shape), ACL_FORMAT_NCHW)
           .Output(out, count * ElementSize(x.type), type, As4d(shape), ACL_FORMAT_NCHW);

@@ -4,7 +4,7 @@
 // = 1: a device copy; a reduction over an empty axis (x has no elements, the output has some):
 // zeros for ReduceSum (the empty sum); for ReduceMax / ReduceMin what ONNX defines (opset 18+:
 // -inf / +inf, or the type's lowest / largest value where it has no infinity; bool false / true),
-// CANN Fill (no memset: aclrtMemsetAsync); ReduceMean refuses it (ONNX leaves the mean of nothing
+// CANN Fill (bool: aclrtMemsetAsync; FillOnDevice); ReduceMean refuses it (ONNX leaves the mean of nothing
 // undefined, the CPU EP gives 0). Bool ReduceMax / ReduceMin: CANN ReduceAny / ReduceAll (the
 // logical or / and, bool in and out: hicann/ops-math@c4193324 math/reduce_any/op_graph/
 // reduce_any_proto.h, math/reduce_all/op_graph/reduce_all_proto.h).
@@ -85,17 +85,8 @@ class ReduceKernel : public PlacedKernel {
                       ShapeText(shape) + " (the mean of nothing is undefined)");
         }
         const std::vector<unsigned char> value = EmptyExtreme(x.type, op == "ReduceMax");
-        if (x.type == kBool) {
-          const aclError code = run.acl->MemsetAsync(out, count, value[0], count, run.stream);
-          return code == ACL_SUCCESS ? nullptr : Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
-        }
-        ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "empty"));
-        const std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
-        return AclOp(*run.acl, "Fill")
-            .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
-            .ConstInput(value.data(), value.size(), type, {1})
-            .Output(out, count * ElementSize(x.type), type, dims)
-            .Run(run.stream);
+        if (!SameBytes(value)) ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "empty"));
+        return FillOnDevice(run, value, x.type, shape, out);
       }
       if (x.type == kBool) {
         ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "bool"));

@@ -92,11 +92,17 @@ struct ConvAttributes {
     if (auto_pad.rfind("SAME", 0) != 0) return out;
     for (size_t i = 0; i < spatial; ++i) {
       const int64_t total = std::max<int64_t>(0, ((in[i] + s[i] - 1) / s[i] - 1) * s[i] + extent[i] - in[i]);
-      const int64_t small = total / 2, large = total - small;
-      out[i] = auto_pad == "SAME_UPPER" ? small : large;
-      out[spatial + i] = auto_pad == "SAME_UPPER" ? large : small;
+      SplitPad(total, auto_pad == "SAME_UPPER", &out[i], &out[spatial + i]);
     }
     return out;
+  }
+
+  // A total padding split between an axis's begin and end as ONNX does: the smaller half
+  // (floor(total / 2), also for a negative total) at the begin if `upper`, else at the end.
+  static void SplitPad(int64_t total, bool upper, int64_t* begin, int64_t* end) {
+    const int64_t small = total >= 0 ? total / 2 : -((1 - total) / 2), large = total - small;
+    *begin = upper ? small : large;
+    *end = upper ? large : small;
   }
 
   size_t Rank() const {

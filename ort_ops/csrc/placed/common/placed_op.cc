@@ -139,6 +139,31 @@ bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& 
   return true;
 }
 
+bool SameBytes(const std::vector<unsigned char>& value) {
+  for (unsigned char b : value) {
+    if (b != value[0]) return false;
+  }
+  return true;
+}
+
+OrtStatusPtr PlacedKernel::FillOnDevice(const CannRun& run, const std::vector<unsigned char>& value,
+                                        ONNXTensorElementDataType type, const std::vector<int64_t>& shape,
+                                        void* out) const {
+  const size_t bytes = ElementCount(shape) * value.size();
+  if (SameBytes(value)) {
+    const aclError code = run.acl->MemsetAsync(out, bytes, value[0], bytes, run.stream);
+    if (code != ACL_SUCCESS) return Fail("aclrtMemsetAsync returned ACL error " + std::to_string(code));
+    return nullptr;
+  }
+  const std::vector<int64_t> dims = shape.empty() ? std::vector<int64_t>{1} : shape;
+  const aclDataType acl_type = AclTypeOf(type);
+  return AclOp(*run.acl, "Fill")
+      .ConstInput(dims.data(), dims.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(dims.size())})
+      .ConstInput(value.data(), value.size(), acl_type, {1})
+      .Output(out, bytes, acl_type, dims)
+      .Run(run.stream);
+}
+
 OrtStatusPtr LaunchSlice(const CannRun& run, const TensorView& x, const std::vector<int64_t>& offsets,
                          const std::vector<int64_t>& size, void* out) {
   const aclDataType type = AclTypeOf(x.type);

@@ -81,6 +81,13 @@ class PlacedKernel : public Kernel {
   // CannRun::WaitForDeviceFaults naming this node: after launching `acl_op`, a device fault fails
   // this node by name.
   OrtStatusPtr SyncForDeviceFaults(const CannRun& run, const char* acl_op) const;
+  // `out` (`shape` elements of `type`) filled with the one element whose bytes are `value`:
+  // aclrtMemsetAsync when SameBytes(value), else CANN Fill (GE op_proto fill.h, REG_OP(Fill): dims
+  // "a 1D tensor of types int32 or int64", value "a 0D scalar"; a rank-0 output as dims [1], the
+  // same bytes). The launch of placed ConstantOfShape and of ReduceMax / ReduceMin over no element.
+  OrtStatusPtr FillOnDevice(const CannRun& run, const std::vector<unsigned char>& value, ONNXTensorElementDataType type,
+                            const std::vector<int64_t>& shape, void* out) const;
+
   // Allocates output 0 with `shape` and, unless it is empty (which needs no launch), begins the CANN
   // run (ACL functions and the stream) and returns launch(run, out): the end of every placed kernel.
   template <typename Launch>
@@ -125,6 +132,9 @@ OrtStatusPtr Make(const OrtKernelInfo* info, const DeclaredOp& op, Kernel** kern
 
 // The numpy broadcast of two shapes; false if they do not broadcast.
 bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
+
+// Whether every byte of `value` is its first: a fill with it is an aclrtMemsetAsync.
+bool SameBytes(const std::vector<unsigned char>& value);
 
 // CANN Slice of `x` (offsets and size: one entry per dim, as constant inputs) into `out` (size's
 // elements of x's type): the launch of placed Slice and Gather.
