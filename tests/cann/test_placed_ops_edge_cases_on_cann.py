@@ -284,6 +284,8 @@ def test_gather_of_other_indices_is_expand_and_gather_elements_v2(indices, const
         assert launched == {}, launched
     elif np.array_equal(flat, flat[0] + np.arange(flat.size)):  # a run met at run time: one Slice
         assert launched == {"Slice": 1}, launched
+    elif consts:  # constant positions: copied, already expanded, on the session's first run
+        assert launched == {"GatherElementsV2": 1}, launched
     else:
         assert launched == {"Expand": 1, "GatherElementsV2": 1}, launched
 
@@ -763,3 +765,118 @@ def test_gather_nd_batch_dims_that_differ_fail_naming_the_node():
     with pytest.raises(Exception, match=r"GatherND node 'rows' on CANN: indices of shape \[3, 1, 1\] and data of "
                                         r"shape \[2, 3, 4\] differ in the first batch_dims \(1\) dims"):
         session.run(None, feeds_of([x, indices]))
+
+
+# -- Gather of constant indices: the positions are copied to the device once per session ---------
+
+def test_gather_constant_positions_copied_once_per_data_shape():
+    """Constant indices that are no run of positions (the adaptive pooling's windows) are copied to
+    the device on the first run only: later runs copy just the data in and the output out. A run of
+    another data shape (a dim_param axis; negative indices name other positions) copies its own."""
+    from ort_ops.cann_ep import sim
+
+    indices = np.array([[-1, 0], [2, -2]], np.int64)
+    model = one_node("Gather", [f32_like((4, 3)), indices], {"axis": 0}, consts=[1], symbolic=True)
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+
+    def run(rows):
+        x = RNG.standard_normal((rows, 3)).astype(np.float32)
+        before = sim.stat("copies_h2d")
+        (got,) = session.run(None, {"in0": x})
+        np.testing.assert_array_equal(got, x[np.where(indices < 0, indices + rows, indices)])  # ONNX's Gather
+        return sim.stat("copies_h2d") - before
+
+    assert run(4) == 2  # the data and, once, the positions
+    assert [run(4) for _ in range(3)] == [1, 1, 1]
+    assert run(5) == 2  # other positions: its own copy, the cached ones untouched
+    assert run(4) == 1
+
+
+def f32_like(shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# -- Pow of integers: exact, where the CPU EP's double pow rounds ---------------------------------
+
+def test_pow_int64_is_exact_beyond_2_to_the_53():
+    """3 ** 39 (> 2^53) exactly, as ONNX's reference (NumPy's integer power) has it; ORT's CPU EP
+    computes through double and is 11 off. Negative exponents of +-1 and 2 as NumPy would give them
+    (1, -1 for an odd power, 1/2 truncated to 0)."""
+    base = np.array([3, -3, 1, -1, -1, 2, 7], np.int64)
+    exponent = np.array([39, 39, -5, -3, -4, -1, 0], np.int64)
+    session = cann_ep.session(one_node("Pow", [base, exponent]))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    (got,) = session.run(None, feeds_of([base, exponent]))
+    want = np.array([3 ** 39, -(3 ** 39), 1, -1, 1, 0, 1], np.int64)  # Python's exact integers
+    np.testing.assert_array_equal(got, want)
+    (cpu,) = ort.InferenceSession(one_node("Pow", [base, exponent]).SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, feeds_of([base, exponent]))
+    assert cpu[0] != want[0]  # the CPU EP's rounding (if this fails, ORT changed: the docs say it differs)
+
+
+def test_pow_of_an_integer_base_to_a_float_power_is_not_placed():
+    base, exponent = np.array([2, 3], np.int32), np.array([0.5, 2.0], np.float32)
+    session = cann_ep.session(one_node("Pow", [base, exponent]))
+    (entry,) = session.placement.nodes
+    assert entry.where != "placed" and "integer base to a float power" in entry.reason, entry
+
+
+# -- AveragePool with dilations: against ONNX's reference evaluator ------------------------------
+
+DILATED_POOLS = [  # x shape, attributes
+    ((1, 2, 9, 8), {"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 2], "pads": [1, 0, 1, 1],
+                    "count_include_pad": 1, "ceil_mode": 1}),  # the CPU EP does not count the end pad's tap
+    ((1, 2, 9, 8), {"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 2], "pads": [1, 0, 1, 1],
+                    "count_include_pad": 1}),
+    ((2, 1, 7, 6, 5), {"kernel_shape": [2, 2, 2], "strides": [2, 1, 2], "dilations": [3, 2, 2],
+                       "pads": [1, 1, 0, 0, 1, 1], "count_include_pad": 1, "ceil_mode": 1}),
+    ((2, 1, 7, 6, 5), {"kernel_shape": [2, 2, 2], "strides": [2, 1, 2], "dilations": [3, 2, 2],
+                       "pads": [1, 1, 0, 0, 1, 1], "count_include_pad": 0, "ceil_mode": 1}),
+    ((1, 3, 11), {"kernel_shape": [4], "strides": [3], "dilations": [2], "pads": [3, 1], "ceil_mode": 1}),
+    ((1, 1, 32, 32, 32), {"kernel_shape": [5, 5, 5], "strides": [3, 3, 3], "dilations": [2, 2, 2],
+                          "count_include_pad": 1, "ceil_mode": 1}),  # ONNX's node test (see docs/cann_ops.md)
+]
+
+
+@pytest.mark.parametrize("shape,attrs", DILATED_POOLS, ids=[f"case{i}" for i in range(len(DILATED_POOLS))])
+def test_dilated_average_pool_matches_onnx_reference(shape, attrs):
+    from onnx.reference import ReferenceEvaluator
+
+    x = RNG.standard_normal(shape).astype(np.float32)
+    model = one_node("AveragePool", [x], attrs)
+    (want,) = ReferenceEvaluator(model).run(None, feeds_of([x]))
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    (got,) = session.run(None, feeds_of([x]))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    (ones,) = session.run(None, feeds_of([np.ones_like(x)]))  # the divisors alone, exactly
+    (want_ones,) = ReferenceEvaluator(model).run(None, feeds_of([np.ones_like(x)]))
+    np.testing.assert_allclose(ones, want_ones, rtol=1e-7)
+
+
+def test_dilated_average_pool_of_another_spatial_shape_copies_its_own_divisors():
+    """The ones and divisors are cached for the first spatial shape; a run of another (a dim_param
+    input) builds its own and leaves the cache alone."""
+    from onnx.reference import ReferenceEvaluator
+
+    from ort_ops.cann_ep import sim
+
+    attrs = {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [1, 1, 2, 2], "count_include_pad": 0}
+    model = one_node("AveragePool", [f32_like((1, 2, 9, 9))], attrs, symbolic=True)
+    session = cann_ep.session(model)
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    for side, copies in ((9, 2), (9, 1), (12, 2), (9, 1)):
+        x = f32_like((1, 2, side, side))
+        before = sim.stat("copies_h2d")
+        (got,) = session.run(None, {"in0": x})
+        assert sim.stat("copies_h2d") - before == copies, side
+        (want,) = ReferenceEvaluator(one_node("AveragePool", [x], attrs)).run(None, {"in0": x})
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_dilated_average_pool_beyond_conv3d_limits_is_not_placed():
+    x = f32_like((1, 1, 4, 300))
+    session = cann_ep.session(one_node("AveragePool", [x], {"kernel_shape": [1, 2], "dilations": [1, 256]}))
+    (entry,) = session.placement.nodes
+    assert entry.where != "placed" and "Conv3DV2's limits" in entry.reason, entry

@@ -26,9 +26,10 @@ SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.i
              np.dtype(np.int32): np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min + 1, 0, -1])}
 # Special values only where ONNX defines the result and both EPs must agree: not where a float
 # becomes an integer (Cast: NaN/inf undefined), not MaxPool (its NaN rule differs per EP, stated in
-# docs/placement.md), not integer ops whose extremes overflow (Neg, Mul, Add, Sub wrap or are UB),
-# not ops whose integer inputs are indices or shapes, not ReduceMax/ReduceMin (a NaN gives NaN on the
-# device; the CPU EP's answer depends on where it is: docs/placement.md).
+# docs/placement.md), not integer ops whose extremes overflow (Neg, Mul, Add, Sub wrap or are UB;
+# integer Pow wraps on CANN where the CPU EP casts an out-of-range double), not ops whose integer
+# inputs are indices or shapes, not ReduceMax/ReduceMin (a NaN gives NaN on the device; the CPU EP's
+# answer depends on where it is: docs/placement.md).
 NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil", "neg_int64",
                "mul_int64_bcast", "reduce_sum_int64", "constant_of_shape_fill", "expand_int64_computed_shape",
                "reduce_max_axis", "reduce_max_opset13_attr", "reduce_max_all_int64", "reduce_min_f16",
@@ -41,7 +42,7 @@ NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil",
                "scatter_nd_none_rows", "scatter_nd_none_elements_f16", "scatter_nd_none_bool_batch",
                "scatter_nd_none_int64", "max_pool_3d", "max_pool_3d_pads_ceil_f16", "max_pool_3d_dilated",
                "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "gather_nd_batch_dims_1",
-               "gather_nd_batch_dims_2_tuples_int32"}
+               "gather_nd_batch_dims_2_tuples_int32", "pow_int32", "pow_int64_int32_exponent"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

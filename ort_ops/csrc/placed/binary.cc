@@ -2,8 +2,14 @@
 // floats, TruncateDiv for integers, which truncates like ONNX's integer Div; they broadcast
 // themselves: no BroadcastToD), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual ->
 // CANN's ops of the same meaning), And/Or (LogicalAnd/LogicalOr), and Where (SelectV2,
-// broadcasting its three inputs), Pow (CANN Pow, base and exponent of one float type: hicann/ops-math
-// math/pow/README.md, out_i = input_i ^ exponent_i, broadcasting).
+// broadcasting its three inputs), Pow (CANN Pow: hicann/ops-math math/pow/README.md, out_i =
+// input_i ^ exponent_i, broadcasting; its prototype op_graph/pow_proto.h types x1 and x2 apart and
+// y as their Promote). Pow's pairs: base and exponent of one float type (the AICore kernel); a
+// float16/float32/double base to an int32/int64 power and int32/int64 to an int32/int64 power
+// whose Promote is the base's type (CANN's AICPU kernel, op_kernel_aicpu/pow_aicpu.cpp: the double
+// pow of the operands rounded to the base's type, as ORT's CPU EP computes; integers by repeated
+// squaring, exact where ORT's double pow rounds beyond 2^53). No integer base to a float power:
+// CANN's Promote makes that output float, which rounds before ONNX's conversion to the base's type.
 //
 // Arithmetic dtypes: those the CANN EP registers (onnxruntime cann/math/binary_elementwise_ops.cc,
 // opset 14: uint8, int8, int16, int32, int64, float16, float, double; Sub/Mul/Div also uint16) and
@@ -15,6 +21,7 @@
 #include "placed/common/placed_op.h"
 
 #include <cstring>
+#include <utility>
 
 namespace ortops::placed::binary {
 namespace {
@@ -103,6 +110,12 @@ void RegisterCann(OpList& list) {
     for (const char* m : kArithmetic) list.Add(m, {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
     list.Add("Div", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
     list.Add("Pow", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kF64}) {
+    for (ONNXTensorElementDataType e : {kI32, kI64}) list.Add("Pow", {In(t), In(e)}, {In(t)}, Make<BinaryKernel>);
+  }
+  for (auto [t, e] : {std::pair{kI32, kI32}, std::pair{kI64, kI64}, std::pair{kI64, kI32}}) {
+    list.Add("Pow", {In(t), In(e)}, {In(t)}, Make<BinaryKernel>);
   }
   for (ONNXTensorElementDataType t : kAddInts) list.Add("Add", {In(t), In(t)}, {In(t)}, Make<BinaryKernel>);
   for (ONNXTensorElementDataType t : kInts) {

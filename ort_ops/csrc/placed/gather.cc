@@ -17,13 +17,19 @@
 //   x float32/float16/bfloat16/int32, int32 index; hicann/ops-nn index/gather_elements_v2; CANN's
 //   GatherV2 and GatherNd are Ascend 950 only). The host-to-device copy waits for the stream (its
 //   source is freed on return); the positions were checked on the host, so the device cannot fault
-//   on them. Gather's "indices" route (indices computed at run time, or constant ones that are no
-//   run) and GatherND's route list Slice too: a run met at run time takes it.
+//   on them. Constant indices (an initializer: the adaptive pooling's windows) are copied once per
+//   session, already expanded (placed/common/device_constant.h): later runs of the same data shape
+//   launch GatherElementsV2 alone, with no copy and no stream synchronisation. Gather's "indices" route (indices
+//   computed at run time, or constant ones that are no run) and GatherND's route list Slice too: a run met at run time
+//   takes it.
 // An empty output launches nothing.
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "cann/sequence_kernel.h"
+#include "placed/common/device_constant.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::gather {
@@ -36,7 +42,8 @@ bool GathersElements(ONNXTensorElementDataType type) {
 // What both kernels launch for positions along the middle axis of x viewed as [outer, size, inner].
 class PositionsKernel : public PlacedKernel {
  public:
-  using PlacedKernel::PlacedKernel;
+  PositionsKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status), constant_indices_(*status == nullptr && IsConstantInput(info, 1)) {}
 
  protected:
   // Output 0 of `shape` ([outer, n, inner] elements) from `positions` (each in [0, size)).
@@ -67,6 +74,12 @@ class PositionsKernel : public PlacedKernel {
       std::vector<int32_t> narrow(positions.begin(), positions.end());  // each in [0, size) <= INT32_MAX
       const size_t index_bytes = narrow.size() * sizeof(int32_t);
       const size_t expanded_bytes = static_cast<size_t>(outer * n * inner) * sizeof(int32_t);
+      if (constant_indices_ && expanded_bytes <= kMaxConstantBytes) {
+        const void* cached = nullptr;
+        ORTOPS_RETURN_IF_ERROR(
+            constant_.Get(context, x.memory, begun, x.shape, [&] { return Expanded(narrow, outer, inner); }, &cached));
+        if (cached != nullptr) return LaunchGatherElements(begun, x, view, cached, gathered, out);
+      }
       const bool expand = outer * inner != 1;
       cann::SequenceRun run;
       static_cast<CannRun&>(run) = begun;
@@ -85,13 +98,7 @@ class PositionsKernel : public PlacedKernel {
                                    .Run(run.stream));
         index = run.Scratch(expanded_at);
       }
-      const aclDataType type = AclTypeOf(x.type);
-      return AclOp(*run.acl, "GatherElementsV2")
-          .Input(x.data, Bytes(x), type, view)
-          .Input(index, expanded_bytes, ACL_INT32, gathered)
-          .Output(out, static_cast<size_t>(outer * n * inner) * ElementSize(x.type), type, gathered)
-          .AttrInt("dim", 1)
-          .Run(run.stream);
+      return LaunchGatherElements(run, x, view, index, gathered, out);
     });
   }
 
@@ -99,6 +106,36 @@ class PositionsKernel : public PlacedKernel {
   const char* route_of_positions_ = kDefaultRoute;
 
  private:
+  // Constant positions expanded to more bytes than this are copied every run instead.
+  static constexpr size_t kMaxConstantBytes = size_t{64} << 20;
+
+  // The bytes of int32 [outer, n, inner] whose (o, j, i) is positions[j]: what CANN Expand makes.
+  static std::vector<char> Expanded(const std::vector<int32_t>& positions, int64_t outer, int64_t inner) {
+    std::vector<char> bytes(static_cast<size_t>(outer * inner) * positions.size() * sizeof(int32_t));
+    char* at = bytes.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int32_t p : positions) {
+        for (int64_t i = 0; i < inner; ++i, at += sizeof(int32_t)) std::memcpy(at, &p, sizeof(int32_t));
+      }
+    }
+    return bytes;
+  }
+
+  static OrtStatusPtr LaunchGatherElements(const CannRun& run, const TensorView& x, const std::vector<int64_t>& view,
+                                           const void* index, const std::vector<int64_t>& gathered, void* out) {
+    size_t elements = 1;
+    for (int64_t d : gathered) elements *= static_cast<size_t>(d);
+    const aclDataType type = AclTypeOf(x.type);
+    return AclOp(*run.acl, "GatherElementsV2")
+        .Input(x.data, Bytes(x), type, view)
+        .Input(index, elements * sizeof(int32_t), ACL_INT32, gathered)
+        .Output(out, elements * ElementSize(x.type), type, gathered)
+        .AttrInt("dim", 1)
+        .Run(run.stream);
+  }
+
+  const bool constant_indices_;
+  mutable DeviceConstant constant_;
   mutable cann::ScratchUser scratch_;
 };
 

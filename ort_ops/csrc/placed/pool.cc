@@ -13,16 +13,27 @@
 //   same pads, count_include_pad, divisor_override 0). Its Atlas A2/A3 kernels use each axis's front
 //   pad at both ends for the divisor (op_host/avg_pool3_d_tiling.cpp:641-649): count_include_pad
 //   with a back pad other than the front one fails the run there rather than divide wrongly.
+// - AveragePool with dilations (route "dilated"; 1-D, 2-D and 3-D as (N*C, 1, D, H, W)): the window
+//   sums as CANN Conv3DV2 with a filter of ones (hicann/ops-nn conv/conv3d_v2; the same strides,
+//   dilations and pads, the back pads extended to ceil_mode's last window), then CANN RealDiv by
+//   each window's divisor [1, 1, oD, oH, oW]: its taps inside the input (count_include_pad 0) or
+//   inside the input and its pads (1; ceil_mode's extension is not counted), ONNX's definition.
+//   The ones and the divisors depend only on the attributes and X's spatial shape: copied to the
+//   device once per session (placed/common/device_constant.h).
 // - MaxPool of uint8 / int8 (1-D, 2-D; route "integer"): CANN Cast to float16 (every value exact),
 //   MaxPoolV3, Cast back (exact: the maximum is one of the values). MaxPoolV3's integer types are
 //   Ascend 950's build only (pooling/max_pool_v3/op_host/max_pool_v3_def.cpp).
 // auto_pad SAME_UPPER / SAME_LOWER / VALID: ONNX's pads computed from X (output ceil(in / stride),
 // resp. floor((in - extent) / stride) + 1), sent as explicit pads with ceil_mode off (ONNX's SAME
 // and VALID sizes ignore ceil_mode; placement leaves auto_pad with ceil_mode = 1 on the CPU).
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "cann/sequence_kernel.h"
+#include "common/float_convert.h"
 #include "placed/common/conv_attributes.h"
+#include "placed/common/device_constant.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::pool {
@@ -50,14 +61,12 @@ class PoolKernel : public PlacedKernel {
     const size_t spatial = attrs_.Rank();
     bool dilated = false;
     for (int64_t d : attrs_.dilations) dilated = dilated || d != 1;
-    window_3d_ = spatial == 3 || (dilated && max);
+    window_3d_ = spatial == 3 || dilated;
+    dilated_average_ = dilated && !max;
     if (!wrong.empty()) {
       *status = Fail(wrong);
     } else if (attrs_.kernel_shape.empty() || attrs_.kernel_shape.size() != spatial) {
       *status = Fail("kernel_shape " + ShapeText(attrs_.kernel_shape) + " must give one size per spatial axis");
-    } else if (dilated && !max) {
-      *status = Fail("AveragePool with dilations " + ShapeText(attrs_.dilations) +
-                     " is not supported (CANN AvgPoolV2 and AvgPool3D have none)");
     } else if (attrs_.auto_pad != "NOTSET" && ceil_mode_ != 0) {
       *status = Fail("auto_pad " + attrs_.auto_pad + " with ceil_mode 1 is not supported (ONNX's sizes ignore it)");
     } else {
@@ -131,6 +140,7 @@ class PoolKernel : public PlacedKernel {
       const size_t count = ElementCount(shape);
       const aclDataType type = AclTypeOf(x.type);
       if (x.type == kU8 || x.type == kI8) return IntegerMaxPool(context, run, x, shape, pads, out);
+      if (dilated_average_) return DilatedAverage(context, run, x, shape, pads, include_pad, out);
       if (window_3d_ && extra != nullptr) {
         ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "3d"));
         const std::string family = cann::SocFamily(cann::SocName(*run.acl));
@@ -208,8 +218,121 @@ class PoolKernel : public PlacedKernel {
     return run.Cast(run.Scratch(out_at), ACL_FLOAT16, out, type, shape);
   }
 
+  // AveragePool with dilations: Conv3DV2 of a ones filter over (N*C, 1, D, H, W), RealDiv by the
+  // divisors. `pads`: [front, back] per axis of the 3-D view.
+  OrtStatusPtr DilatedAverage(OrtKernelContext* context, const CannRun& begun, const TensorView& x,
+                              const std::vector<int64_t>& shape, std::vector<int64_t> pads, bool include_pad,
+                              void* out) const {
+    ORTOPS_RETURN_IF_ERROR(RequireRoute(*begun.acl, "dilated"));
+    const std::vector<int64_t> in5 = As5d(x.shape), out5 = As5d(shape);
+    const std::vector<int64_t> pads_given = pads;
+    int64_t weights = 1, divisors = 1;
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t in = in5[2 + i], o = out5[2 + i], extent = dilations_[i] * (kernel_[i] - 1) + 1;
+      // ceil_mode's last window may end past the back pad: the convolution pads to its end.
+      pads[2 * i + 1] = std::max(pads[2 * i + 1], (o - 1) * strides_[i] + extent - in - pads[2 * i]);
+      weights *= kernel_[i];
+      divisors *= o;
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      const bool d_axis = i == 0;
+      if ((!d_axis && (strides_[i] > 63 || dilations_[i] > 255 || kernel_[i] > 511 || pads[2 * i] > 255 ||
+                       pads[2 * i + 1] > 255))) {
+        return Fail("dilated AveragePool with kernel " + ShapeText(kernel_) + ", strides " + ShapeText(strides_) +
+                    ", dilations " + ShapeText(dilations_) + " and pads " + ShapeText(pads) +
+                    " exceeds CANN Conv3DV2's limits on H and W (strides <= 63, dilations <= 255, kernel <= 511, "
+                    "pads <= 255)");
+      }
+    }
+    const size_t elem = ElementSize(x.type);
+    const size_t weight_bytes = static_cast<size_t>(weights) * elem;
+    const size_t divisor_at = cann::ScratchAligned(weight_bytes);
+    const auto host_constants = [&] {
+      return WindowConstants(in5, out5, pads_given, include_pad, x.type, divisor_at, divisors);
+    };
+    const void* constants = nullptr;
+    const std::vector<int64_t> key(in5.begin() + 2, in5.end());
+    ORTOPS_RETURN_IF_ERROR(constant_.Get(context, x.memory, begun, key, host_constants, &constants));
+    const aclDataType type = AclTypeOf(x.type);
+    const size_t count = ElementCount(shape);
+    cann::SequenceRun run;
+    static_cast<CannRun&>(run) = begun;
+    cann::ScratchLayout layout;
+    const size_t sum_at = layout.Add(count * elem);
+    // Another spatial shape than the cached one: this run copies its own.
+    const size_t own_at = layout.Add(constants == nullptr ? divisor_at + static_cast<size_t>(divisors) * elem : 0);
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+    if (constants == nullptr) {
+      const std::vector<char> own = host_constants();
+      ORTOPS_RETURN_IF_ERROR(run.CopyFromHostAndWait(run.Scratch(own_at), own.data(), own.size()));
+      constants = run.Scratch(own_at);
+    }
+    const auto* ones = static_cast<const char*>(constants);
+    const std::vector<int64_t> planes{x.shape[0] * x.shape[1], 1, in5[2], in5[3], in5[4]};
+    const std::vector<int64_t> sums{x.shape[0] * x.shape[1], 1, out5[2], out5[3], out5[4]};
+    ORTOPS_RETURN_IF_ERROR(
+        AclOp(*run.acl, "Conv3DV2")
+            .Input(x.data, Bytes(x), type, planes, ACL_FORMAT_NCDHW)
+            .Input(ones, weight_bytes, type, {1, 1, kernel_[0], kernel_[1], kernel_[2]}, ACL_FORMAT_NCDHW)
+            .Output(run.Scratch(sum_at), count * elem, type, sums, ACL_FORMAT_NCDHW)
+            .AttrInts("strides", {1, 1, strides_[0], strides_[1], strides_[2]})
+            .AttrInts("pads", pads)
+            .AttrInts("dilations", {1, 1, dilations_[0], dilations_[1], dilations_[2]})
+            .AttrInt("groups", 1)
+            .AttrString("data_format", "NCDHW")
+            .Run(run.stream));
+    return AclOp(*run.acl, "RealDiv")
+        .Input(run.Scratch(sum_at), count * elem, type, sums)
+        .Input(ones + divisor_at, static_cast<size_t>(divisors) * elem, type, {1, 1, out5[2], out5[3], out5[4]})
+        .Output(out, count * elem, type, sums)
+        .Run(run.stream);
+  }
+
+  // The ones filter, then (at `divisor_at`) each window's divisor, in X's float type: the taps
+  // o * stride - front + k * dilation (k < kernel) inside [0, in) per axis, or with
+  // count_include_pad inside [-front, in + back) (ONNX's pads, not ceil_mode's extension).
+  std::vector<char> WindowConstants(const std::vector<int64_t>& in5, const std::vector<int64_t>& out5,
+                                    const std::vector<int64_t>& pads, bool include_pad, ONNXTensorElementDataType type,
+                                    size_t divisor_at, int64_t divisors) const {
+    const size_t elem = ElementSize(type);
+    std::vector<char> bytes(divisor_at + static_cast<size_t>(divisors) * elem);
+    auto put = [&](size_t at, float v) {
+      if (type == kF32) {
+        std::memcpy(bytes.data() + at, &v, sizeof(float));
+      } else {
+        const uint16_t h = type == kF16 ? FloatToHalf(v) : FloatToBFloat16(v);
+        std::memcpy(bytes.data() + at, &h, sizeof(uint16_t));
+      }
+    };
+    for (int64_t i = 0; i < kernel_[0] * kernel_[1] * kernel_[2]; ++i) put(static_cast<size_t>(i) * elem, 1.0f);
+    std::vector<std::vector<int64_t>> taps(3);  // per axis and output position: the taps counted
+    for (size_t a = 0; a < 3; ++a) {
+      const int64_t in = in5[2 + a], lo = include_pad ? -pads[2 * a] : 0, hi = include_pad ? in + pads[2 * a + 1] : in;
+      for (int64_t o = 0; o < out5[2 + a]; ++o) {
+        int64_t n = 0;
+        for (int64_t k = 0; k < kernel_[a]; ++k) {
+          const int64_t p = o * strides_[a] - pads[2 * a] + k * dilations_[a];
+          n += p >= lo && p < hi ? 1 : 0;
+        }
+        taps[a].push_back(n);
+      }
+    }
+    size_t at = divisor_at;
+    for (int64_t d : taps[0]) {
+      for (int64_t h : taps[1]) {
+        for (int64_t w : taps[2]) {
+          put(at, static_cast<float>(d * h * w));
+          at += elem;
+        }
+      }
+    }
+    return bytes;
+  }
+
   ConvAttributes attrs_;
   mutable cann::ScratchUser scratch_;
+  mutable DeviceConstant constant_;                    // the dilated AveragePool's ones and divisors
+  bool dilated_average_ = false;                       // AveragePool with dilations: Conv3DV2 + RealDiv
   bool window_3d_ = false;                             // MaxPool3D (3-D or dilated) rather than the 2-D ops
   std::vector<int64_t> kernel_, strides_, dilations_;  // of the 2-D ([h, w]) or 3-D ([d, h, w]) view
   int64_t ceil_mode_ = 0;

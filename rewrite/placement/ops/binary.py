@@ -1,7 +1,9 @@
 """Broadcasting binary ops: ``Add``/``Sub``/``Mul``/``Div`` (CANN ``Add``/``Sub``/``Mul``; ``Div``:
 ``RealDiv`` for floats, ``TruncateDiv`` for integers, as ONNX's integer Div truncates; they
 broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``),
-``Pow`` (CANN ``Pow``; base and exponent of one float type: the kernel table has no other).
+``Pow`` (CANN ``Pow``: base and exponent of one float type; a float16/float32/double base to an
+int32/int64 power; int32/int64 to an int32/int64 power whose promotion is the base's type: the
+kernel table has no other pair).
 
 Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
 broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
@@ -30,6 +32,14 @@ def _div_route(info: NodeInfo) -> str:
     return "float" if info.input_types[0] in _FLOATS else "integer"
 
 
+def _pow_check(info: NodeInfo) -> str | None:
+    base, exponent = info.input_types[:2]
+    if base in (TensorProto.INT32, TensorProto.INT64) and exponent in _FLOATS:
+        return ("an integer base to a float power: CANN Pow's output is then a float (its prototype's Promote), "
+                "which rounds results beyond 2^24 before ONNX's conversion to the base's type")
+    return None
+
+
 # the CANN op of each: ort_ops/cann_soc_table.json "placed"
 _ARITHMETIC = {"Add": None, "Sub": None, "Mul": None, "Div": _div_route}
 _COMPARE = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or")
@@ -41,5 +51,5 @@ RULES = (
     tuple(PlaceRule(op, route=route, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
           for op, route in _ARITHMETIC.items())
     + tuple(PlaceRule(op, min_opset=_NUMPY_BROADCAST) for op in _COMPARE)
-    + (PlaceRule("Where"), PlaceRule("Pow", min_opset=_NUMPY_BROADCAST))
+    + (PlaceRule("Where"), PlaceRule("Pow", check=_pow_check, min_opset=_NUMPY_BROADCAST))
 )

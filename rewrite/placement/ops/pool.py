@@ -1,8 +1,10 @@
 """Pooling: ``MaxPool`` without the Indices output -> CANN ``MaxPoolV3`` (1-D and 2-D; uint8 / int8 as float16
 between two CANN ``Cast``, route "integer") or, 3-D or dilated, CANN ``MaxPool3D`` (route "3d"; 1-D
 and 2-D as (N, C, 1, 1, L) / (N, C, 1, H, W));
-``AveragePool`` (opset 7+, without dilation) -> CANN ``AvgPoolV2`` (1-D and 2-D; exclusive = not
-count_include_pad), within AvgPoolV2's window limits, or CANN ``AvgPool3D`` (3-D, route "3d"). A
+``AveragePool`` (opset 7+) -> CANN ``AvgPoolV2`` (1-D and 2-D; exclusive = not count_include_pad),
+within AvgPoolV2's window limits, or CANN ``AvgPool3D`` (3-D, route "3d"); with dilations (route
+"dilated"), CANN ``Conv3DV2`` of a ones filter (the window sums) and ``RealDiv`` by each window's
+divisor, within Conv3DV2's limits on H and W. A
 1-D pool over (N, C, L) runs as the 2-D one over (N, C, 1, L); auto_pad's SAME_* / VALID pads are
 computed by the kernel from X's shape."""
 
@@ -53,9 +55,25 @@ def _max_pool_route(info: NodeInfo) -> str:
     return "3d" if _spatial(info) == 3 or _dilated(info) else "default"
 
 
+def _dilated_average_pool(info: NodeInfo) -> str | None:
+    """Conv3DV2's Atlas A2/A3 limits on H and W (hicann/ops-nn conv/conv3d_v2/README.md): strides <= 63,
+    dilations <= 255, filter <= 511, pads <= 255 (the kernel checks the pads ceil_mode adds)."""
+    kernel, n = info.attr("kernel_shape", []), len(info.attr("kernel_shape", []))
+    strides = info.attr("strides", []) or [1] * n
+    dilations = info.attr("dilations", []) or [1] * n
+    pads = info.attr("pads", []) or [0] * (2 * n)
+    hw = slice(max(n - 2, 0), n)  # the axes that are H and W of the 3-D view
+    if (any(s > 63 for s in strides[hw]) or any(d > 255 for d in dilations[hw]) or any(k > 511 for k in kernel[hw])
+            or any(p > 255 for p in pads[hw] + pads[n + hw.start:])):
+        return f"kernel_shape {list(kernel)}, strides {list(strides)}, dilations {list(dilations)}, pads " \
+               f"{list(pads)}: beyond CANN Conv3DV2's limits on H and W (strides <= 63, dilations <= 255, " \
+               "kernel <= 511, pads <= 255)"
+    return _window(info, max_rank=3)
+
+
 def _average_pool(info: NodeInfo) -> str | None:
     if _dilated(info):
-        return f"dilations {list(info.attr('dilations'))}: not supported on CANN (AvgPoolV2, AvgPool3D have none)"
+        return _dilated_average_pool(info)
     kernel, strides = info.attr("kernel_shape", []), info.attr("strides", [1, 1])
     k2 = [1, *kernel] if len(kernel) == 1 else kernel  # the 2-D window a 1-D pool runs as
     s2 = [1, *strides] if len(strides) == 1 else strides
@@ -67,6 +85,8 @@ def _average_pool(info: NodeInfo) -> str | None:
 
 
 def _average_pool_route(info: NodeInfo) -> str:
+    if _dilated(info):
+        return "dilated"
     return "3d" if _spatial(info) == 3 else "default"
 
 

@@ -161,16 +161,104 @@ aclError logical_kernel(Logic op, const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
+// The Promote of CANN Pow's prototype (hicann/ops-math math/pow/op_graph/pow_proto.h: x1 "T1", x2
+// "T2", y "T3" = Promote({"T1", "T2"})) for the pairs simulated: a float type wins over an integer
+// one, the wider integer over the narrower.
+aclDataType pow_promote(aclDataType a, aclDataType b) {
+  const bool a_int = a == ACL_INT32 || a == ACL_INT64, b_int = b == ACL_INT32 || b == ACL_INT64;
+  if (a == b) return a;
+  if (a_int && b_int) return ACL_INT64;
+  if (a_int) return b;
+  if (b_int) return a;
+  return ACL_DT_UNDEFINED;
+}
+
+// Integer x1 ** x2 as CANN's AICPU Pow kernel computes it (pow_aicpu.cpp PowImpl / PowiImpl):
+// repeated squaring in the output type (wrapping on overflow: in unsigned arithmetic here, no
+// undefined behaviour); a negative exponent gives 1 for x1 = 1, +-1 for x1 = -1 (by the exponent's
+// parity) and 0 otherwise ("1/a rounded down").
+template <typename Out, typename E>
+Out int_pow(Out a, E b) {
+  using U = std::make_unsigned_t<Out>;
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b % 2) != 0 ? -1 : 1;
+    return 0;
+  }
+  U out = 1, base = static_cast<U>(a);
+  for (auto e = static_cast<std::make_unsigned_t<E>>(b); e != 0; e >>= 1) {
+    if ((e & 1) != 0) out = static_cast<U>(out * base);
+    base = static_cast<U>(base * base);
+  }
+  return static_cast<Out>(out);
+}
+
+template <typename T>
+double pow_load(const void* data, int64_t i) {
+  if constexpr (std::is_same<T, uint16_t>::value) return f16_to_f32(static_cast<const uint16_t*>(data)[i]);
+  return static_cast<double>(static_cast<const T*>(data)[i]);
+}
+
+// Pow with an integer input (hicann/ops-math math/pow/op_kernel_aicpu: pow.json lists
+// float16/float32/double/int8/int16/int32/int64/uint8/complex for x1, x2 and y; pow_aicpu.cpp's
+// table names the (x1, x2, y) triples). Simulated: int32/int64 ** int32/int64 (y their Promote,
+// int_pow above), and float16/float32/double ** int32/int64 (y x1's type: C++ std::pow of the
+// operands, in double, rounded to y once; a float16 goes through float first, as the kernel's
+// Eigen::half does). bfloat16 is not in the AICPU kernel's table: refused.
+aclError mixed_pow_kernel(const OpCall& c, Run* run) {
+  const aclDataType a = c.in[0].dtype, b = c.in[1].dtype;
+  const bool a_int = a == ACL_INT32 || a == ACL_INT64, b_int = b == ACL_INT32 || b == ACL_INT64;
+  if (!b_int || !(a_int || dtype_listed(a, {ACL_FLOAT, ACL_FLOAT16, ACL_DOUBLE})))
+    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                "Pow: inputs of dtypes %s and %s: the pairs simulated are float16/float32/double or int32/int64 "
+                "to an int32/int64 power (the AICPU kernel's; bfloat16 is not in its table)",
+                dtype_name(a), dtype_name(b));
+  const aclDataType want = pow_promote(a, b);
+  if (c.out[0].dtype != want)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "Pow: output 0 has dtype %s, expected %s (Promote of %s and %s)",
+                dtype_name(c.out[0].dtype), dtype_name(want), dtype_name(a), dtype_name(b));
+  *run = [c, a, b, want] {
+    std::array<std::vector<int64_t>, 2> s{broadcast_strides(c.in[0].dims, c.out[0].dims),
+                                          broadcast_strides(c.in[1].dims, c.out[0].dims)};
+    const void* x = c.in[0].data;
+    const void* e = c.in[1].data;
+    void* y = c.out[0].data;
+    for_each_broadcast(c.out[0].dims, s, [&](int64_t i, const std::array<int64_t, 2>& o) {
+      const int64_t n = b == ACL_INT32 ? static_cast<const int32_t*>(e)[o[1]] : static_cast<const int64_t*>(e)[o[1]];
+      if (want == ACL_INT64) {
+        const int64_t base =
+            a == ACL_INT32 ? static_cast<const int32_t*>(x)[o[0]] : static_cast<const int64_t*>(x)[o[0]];
+        static_cast<int64_t*>(y)[i] = int_pow<int64_t>(base, n);
+      } else if (want == ACL_INT32) {  // int32 ** int32
+        static_cast<int32_t*>(y)[i] = int_pow<int32_t>(static_cast<const int32_t*>(x)[o[0]], static_cast<int32_t>(n));
+      } else if (want == ACL_DOUBLE) {
+        static_cast<double*>(y)[i] = std::pow(pow_load<double>(x, o[0]), static_cast<double>(n));
+      } else if (want == ACL_FLOAT) {
+        static_cast<float*>(y)[i] = static_cast<float>(std::pow(pow_load<float>(x, o[0]), static_cast<double>(n)));
+      } else {  // float16
+        const auto r = static_cast<float>(std::pow(pow_load<uint16_t>(x, o[0]), static_cast<double>(n)));
+        static_cast<uint16_t*>(y)[i] = f32_to_f16(r);
+      }
+    });
+  };
+  return ACL_SUCCESS;
+}
+
 // Pow(x1, x2) -> x1 ** x2 (hicann/ops-math@1969cd7f math/pow/README.md: out_i = input_i ^ exponent_i,
-// NumPy broadcasting, one dtype for both inputs and the output). Floats here: C's pow in float32
+// NumPy broadcasting). Two inputs of one float type (the AICore kernel): C's pow in float32
 // (float16/bfloat16 load exactly, round once) or float64, with C's special values (pow(x, 0) = 1
-// and pow(1, y) = 1 even for NaN, a negative base with a non-integer exponent gives NaN). The
-// README also lists integer and complex types, which nothing launches: refused as not simulated.
+// and pow(1, y) = 1 even for NaN, a negative base with a non-integer exponent gives NaN). An integer
+// input: mixed_pow_kernel (the AICPU kernel). Complex types are not simulated.
 aclError pow_kernel(const OpCall& c, Run* run) {
-  if (aclError rc = check_binary(c, c.in.empty() ? ACL_DT_UNDEFINED : c.in[0].dtype)) return rc;
-  if (!dtype_listed(c.in[0].dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}))
-    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "Pow: input 0 (x1) has dtype %s: only float types are simulated",
-                dtype_name(c.in[0].dtype));
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const bool floats = dtype_listed(c.in[0].dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE});
+  if (!(floats && c.in[1].dtype == c.in[0].dtype)) {
+    std::vector<int64_t> shape;
+    if (!broadcast_shape(c.in[0].dims, c.in[1].dims, &shape) || shape != c.out[0].dims)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Pow: input shapes %s and %s do not broadcast to the output's %s",
+                  shape_str(c.in[0].dims).c_str(), shape_str(c.in[1].dims).c_str(), shape_str(c.out[0].dims).c_str());
+    return mixed_pow_kernel(c, run);
+  }
   return arith_kernel(Arith::kPow, c, run);
 }
 

@@ -1,0 +1,194 @@
+// Conv3DV2 (hicann/ops-nn conv/conv3d_v2: README.md, op_graph/conv3d_v2_proto.h): 3-D convolution
+// of x [N, C, D, H, W] with filter [M, C/groups, KD, KH, KW] and an optional bias [M].
+//
+// Prototype: inputs (x, filter, bias, scale, offset, offset_w), output y; attrs strides (required,
+// 5 values in x's NCDHW order, N and C entries 1), pads (6 values [head, tail, top, bottom, left,
+// right], default 0s), dilations (5 values, default 1s), groups (1), data_format ("NCDHW"), offset_x
+// (0), pad_mode ("SPECIFIC"), enable_hf32 (false). Simulated: float32, float16, bfloat16 (x, filter,
+// bias and y of one dtype), NCDHW; int8 / hifloat8 (scale, offset, offset_w) are not. The README's
+// Atlas A2/A3 limits, checked: strides h, w in [1, 63] (d in [1, 1000000]); pads h, w in [0, 255];
+// dilations h, w in [1, 255]; filter H, W in [1, 511]; no empty tensor; no pad_mode (other than
+// its default); groups in [1, 65535] with groups x filter C = x C. Output extent (README):
+// (in + pads - (dilation (K - 1) + 1)) / stride + 1 per axis.
+//
+// Numerics as Conv2D's (conv.cc): per output element acc = 0.0f, then for each input channel of
+// the group, kd, kh, kw in increasing order acc = acc + x * w (each product and sum rounded to
+// float32, no FMA; padding contributes x = 0 terms), + bias, one rounding to y's dtype. enable_hf32
+// (HF32 products on the cube unit) is not simulated: it must be false.
+#include <array>
+#include <type_traits>
+
+#include "dtypes.h"
+#include "op_call.h"
+
+namespace aclsim {
+namespace {
+
+struct Geom3 {
+  std::array<int64_t, 3> in, k, out, stride, dilation, front, back;
+  int64_t n, c, m, kc, groups;
+  bool bias;
+};
+
+template <typename T>
+void conv3d(const OpCall& c, const Geom3& g) {
+  const auto* X = ptr<T>(c.in[0].data);
+  const auto* W = ptr<T>(c.in[1].data);
+  const auto* B = g.bias ? ptr<T>(c.in[2].data) : nullptr;
+  auto* Y = ptr<T>(c.out[0].data);
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2], kplane = g.k[0] * g.k[1] * g.k[2];
+  const int64_t oplane = g.out[0] * g.out[1] * g.out[2], m_per_group = g.m / g.groups;
+  for (int64_t ni = 0; ni < g.n; ++ni)
+    for (int64_t mi = 0; mi < g.m; ++mi) {
+      const int64_t c0 = (mi / m_per_group) * g.kc;
+      auto* ym = Y + (ni * g.m + mi) * oplane;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            float acc = 0.0f;
+            for (int64_t ci = 0; ci < g.kc; ++ci) {
+              const auto* xc = X + (ni * g.c + c0 + ci) * plane;
+              const auto* wc = W + (mi * g.kc + ci) * kplane;
+              for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+                const int64_t id = od * g.stride[0] - g.front[0] + kd * g.dilation[0];
+                for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+                  const int64_t ih = oh * g.stride[1] - g.front[1] + kh * g.dilation[1];
+                  for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                    const int64_t iw = ow * g.stride[2] - g.front[2] + kw * g.dilation[2];
+                    const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1] && iw >= 0 && iw < g.in[2];
+                    const float xv =
+                        inside ? static_cast<float>(T::load(xc[(id * g.in[1] + ih) * g.in[2] + iw])) : 0.0f;
+                    const float wv = static_cast<float>(T::load(wc[(kd * g.k[1] + kh) * g.k[2] + kw]));
+                    const float prod = xv * wv;
+                    acc = acc + prod;
+                  }
+                }
+              }
+            }
+            if (B != nullptr) acc = acc + static_cast<float>(T::load(B[mi]));
+            ym[(od * g.out[1] + oh) * g.out[2] + ow] = T::store(static_cast<typename T::Compute>(acc));
+          }
+    }
+}
+
+aclError attr_fail(const OpCall& c, const char* name, const std::vector<int64_t>& v, const char* want) {
+  return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute %s is %s, expected %s", c.type.c_str(), name,
+              shape_str(v).c_str(), want);
+}
+
+// strides / dilations: 5 values [1, 1, d, h, w] within [1, max_d] (d) and [1, max_hw] (h, w).
+aclError read_spatial(const OpCall& c, const char* name, bool required, int64_t max_d, int64_t max_hw,
+                      std::array<int64_t, 3>* out) {
+  if (!c.has_attr(name)) {
+    if (required)
+      return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: required attribute %s is missing", c.type.c_str(), name);
+    *out = {1, 1, 1};
+    return ACL_SUCCESS;
+  }
+  const std::vector<int64_t> v = c.attr_list(name);
+  if (v.size() != 5 || v[0] != 1 || v[1] != 1 || v[2] < 1 || v[2] > max_d || v[3] < 1 || v[3] > max_hw || v[4] < 1 ||
+      v[4] > max_hw) {
+    const std::string want = "5 values [1, 1, d, h, w] (NCDHW order), d in [1, " + std::to_string(max_d) +
+                             "], h and w in [1, " + std::to_string(max_hw) + "] (README, Atlas A2/A3)";
+    return attr_fail(c, name, v, want.c_str());
+  }
+  *out = {v[2], v[3], v[4]};
+  return ACL_SUCCESS;
+}
+
+}  // namespace
+
+aclError k_conv3d_v2(const OpCall& c, Run* run) {
+  const char* op = c.type.c_str();
+  if (c.in.size() < 2 || c.in.size() > 6)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: expected 2 to 6 inputs (x, filter, bias, scale, offset, offset_w), got %zu", op, c.in.size());
+  if (c.out.size() != 1) return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: expected 1 output, got %zu", op, c.out.size());
+  const OpTensor &x = c.in[0], &f = c.in[1], &y = c.out[0];
+  if (x.absent || f.absent)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input %d (%s) is required", op, x.absent ? 0 : 1,
+                x.absent ? "x" : "filter");
+  for (size_t i = 3; i < c.in.size(); ++i)
+    if (!c.in[i].absent)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input %zu (%s, int8 quantisation) is not simulated", op, i,
+                  i == 3   ? "scale"
+                  : i == 4 ? "offset"
+                           : "offset_w");
+  const bool has_bias = c.in.size() >= 3 && !c.in[2].absent;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 1 (filter)", f, "input 0 (x)", x)) return rc;
+  if (has_bias)
+    if (aclError rc = expect_same_dtype(c, "input 2 (bias)", c.in[2], "input 0 (x)", x)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  for (const OpTensor* t : {&x, &f, &y})
+    if (t->dims.size() != 5)
+      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s has shape %s, expected 5-D NCDHW", op,
+                  t == &x   ? "input 0 (x)"
+                  : t == &f ? "input 1 (filter)"
+                            : "output 0 (y)",
+                  shape_str(t->dims).c_str());
+  const std::string format = c.attr_string("data_format", "NCDHW");
+  if (format != "NCDHW")
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute data_format is \"%s\"; the simulator implements NCDHW only",
+                op, format.c_str());
+  if (c.attr_string("pad_mode", "SPECIFIC") != "SPECIFIC")
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute pad_mode is not supported on Atlas A2/A3 (README)", op);
+  if (c.attr_int("offset_x", 0) != 0)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute offset_x (int8 quantisation) must be 0", op);
+  if (c.attr_int("enable_hf32", 0) != 0)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute enable_hf32 (HF32 products) is not simulated", op);
+
+  Geom3 g{};
+  g.n = x.dims[0], g.c = x.dims[1], g.m = f.dims[0], g.kc = f.dims[1], g.bias = has_bias;
+  for (int i = 0; i < 3; ++i) g.in[i] = x.dims[2 + i], g.k[i] = f.dims[2 + i];
+  for (const OpTensor* t : {&x, &f, &y})
+    for (int64_t d : t->dims)
+      if (d < 1)
+        return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                    "%s: empty tensors are not supported (README, Atlas A2/A3): shape %s", op,
+                    shape_str(t->dims).c_str());
+  if (g.k[1] > 511 || g.k[2] > 511)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (filter) has shape %s: H and W must be in [1, 511]", op,
+                shape_str(f.dims).c_str());
+  if (aclError rc = read_spatial(c, "strides", true, 1000000, 63, &g.stride)) return rc;
+  if (aclError rc = read_spatial(c, "dilations", false, 1000000, 255, &g.dilation)) return rc;
+  std::vector<int64_t> pads = c.has_attr("pads") ? c.attr_list("pads") : std::vector<int64_t>(6, 0);
+  bool pads_ok = pads.size() == 6;
+  for (size_t i = 0; pads_ok && i < 6; ++i) pads_ok = pads[i] >= 0 && pads[i] <= (i < 2 ? 1000000 : 255);
+  if (!pads_ok)
+    return attr_fail(c, "pads", pads,
+                     "6 values [head, tail, top, bottom, left, right], d in [0, 1000000], h and w in [0, 255]");
+  for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
+  g.groups = c.attr_int("groups", 1);
+  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: x %s and filter %s do not fit groups=%lld (groups in [1, 65535], x C = filter C * groups, "
+                "filter N divisible by groups)",
+                op, shape_str(x.dims).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  if (has_bias && (c.in[2].dims.size() != 1 || c.in[2].dims[0] != g.m))
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 2 (bias) has shape %s, expected [%lld]", op,
+                shape_str(c.in[2].dims).c_str(), static_cast<long long>(g.m));
+  std::vector<int64_t> want{g.n, g.m};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t extent = g.dilation[i] * (g.k[i] - 1) + 1, padded = g.in[i] + g.front[i] + g.back[i];
+    if (padded < extent)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: padded input %s is smaller than the dilated filter along axis %d",
+                  op, shape_str(x.dims).c_str(), 2 + i);
+    g.out[i] = (padded - extent) / g.stride[i] + 1;
+    want.push_back(g.out[i]);
+  }
+  if (y.dims != want)
+    return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 0 (y) has shape %s, expected %s", op,
+                shape_str(y.dims).c_str(), shape_str(want).c_str());
+  visit_dtype(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same<T, F32>::value || std::is_same<T, F16>::value || std::is_same<T, BF16>::value)
+      *run = [c, g] { conv3d<T>(c, g); };
+  });
+  return ACL_SUCCESS;
+}
+
+ACLSIM_OPS(conv_3d, {"Conv3DV2", k_conv3d_v2})
+
+}  // namespace aclsim
