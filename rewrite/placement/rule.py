@@ -36,6 +36,14 @@ class NodeInfo:
     def present(self, index: int) -> bool:
         return index < len(self.node.input) and self.node.input[index] != ""
 
+    def rank(self, inputs: int = 2) -> int | None:
+        """The rank of the first of the first `inputs` inputs whose shape is known (a convolution's X
+        and W share it), or None."""
+        for shape in self.input_shapes[:inputs]:
+            if shape is not None:
+                return len(shape)
+        return None
+
 
 # (NodeInfo) -> reason not to place it, or None
 Check = Callable[[NodeInfo], "str | None"]

@@ -37,7 +37,8 @@ def entry_of(model):
     ([f32(1, 6, 8), f32(4, 4, 3)], {"group": 2}, r"X \[1, 6, 8\] and W \[4, 4, 3\] do not fit group 2"),
     ([f32(1, 4, 8), f32(3, 2, 3)], {"group": 2}, r"W's dim 0 divisible by group"),
     ([f32(1, 2, 8), f32(4, 2, 3), f32(3)], {}, r"B \[3\] must have one value per output channel \(4\)"),
-    ([f32(1, 2, 8), f32(4, 2, 3, 1)], {}, r"are not a 1-D \(N, C, L\) or 2-D \(N, C, H, W\) convolution"),
+    ([f32(1, 2, 8), f32(4, 2, 3, 1)], {},
+     r"are not a 1-D \(N, C, L\), 2-D \(N, C, H, W\) or 3-D \(N, C, D, H, W\) convolution"),
     ([f32(1, 2, 8), f32(4, 2, 3)], {"kernel_shape": [2]}, r"kernel_shape \[2\] does not match W \[4, 2, 3\]"),
 ])
 def test_conv_shapes_that_do_not_fit_fail_naming_the_node(inputs, attrs, why):
@@ -51,8 +52,8 @@ def test_conv_shapes_that_do_not_fit_fail_naming_the_node(inputs, attrs, why):
 
 @pytest.mark.parametrize("attrs, why", [
     ({"strides": [0]}, r"strides \[0\] must be >= 1"),
-    ({"pads": [1, 1, 1]}, r"are not of one spatial rank 1 to 2"),
-    ({"strides": [1], "dilations": [1, 1]}, r"are not of one spatial rank 1 to 2"),
+    ({"pads": [1, 1, 1]}, r"are not of one spatial rank 1 to 3"),
+    ({"strides": [1], "dilations": [1, 1]}, r"are not of one spatial rank 1 to 3"),
     ({"auto_pad": "SAME_UPPER", "dilations": [2]}, r"the pads are not defined for a dilated kernel"),
 ])
 def test_conv_attributes_that_do_not_fit_fail_at_creation_naming_the_node(attrs, why):
@@ -90,10 +91,16 @@ def test_conv_same_with_dilations_is_not_placed_and_says_why():
         cann_ep.session(model)
 
 
-def test_conv_3d_keeps_the_ep_defect():
+def test_conv_3d_is_conv3d_v2():
     model = one_node("Conv", [f32(1, 2, 4, 4, 4), f32(3, 2, 2, 2, 2)])
     entry = entry_of(model)
-    assert entry.where == "cann_ep" and "3-D Conv: only 1-D" in entry.reason, entry
+    assert entry.where == "placed" and entry.cann_ops == ("Conv3DV2",), entry
+
+
+def test_conv_3d_beyond_conv3d_v2_limits_keeps_the_ep_defect():
+    model = one_node("Conv", [f32(1, 2, 4, 4, 70), f32(3, 2, 2, 2, 2)], {"strides": [1, 1, 64]})
+    entry = entry_of(model)
+    assert entry.where == "cann_ep" and "Conv3DV2's limits" in entry.reason, entry
     assert "Conv3D" in entry.error, entry
 
 

@@ -42,7 +42,9 @@ NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil",
                "scatter_nd_none_rows", "scatter_nd_none_elements_f16", "scatter_nd_none_bool_batch",
                "scatter_nd_none_int64", "max_pool_3d", "max_pool_3d_pads_ceil_f16", "max_pool_3d_dilated",
                "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "gather_nd_batch_dims_1",
-               "gather_nd_batch_dims_2_tuples_int32", "pow_int32", "pow_int64_int32_exponent"}
+               "gather_nd_batch_dims_2_tuples_int32", "pow_int32", "pow_int64_int32_exponent",
+               "max_pool_indices", "max_pool_indices_column_major", "max_pool_indices_ceil_f16",
+               "max_pool_indices_1d", "max_pool_indices_3d", "tile_computed_repeats_bool"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

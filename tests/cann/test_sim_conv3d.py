@@ -16,6 +16,7 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     acl_dtype,
     assert_bits_equal,
+    const,
     run_ops,
 )
 
@@ -100,3 +101,66 @@ def test_conv3d_v2_refuses_what_the_readme_excludes(tmp_path):
     assert "h and w in [1, 63]" in results[0][1] and "[0, 255]" in results[1][1]
     assert "empty tensors" in results[6][1]
     np.testing.assert_array_equal(results[7][2][0], np.full((1, 2, 3, 3, 3), 16, np.float32))
+
+
+# -- Conv3DBackpropInputV2: hicann/ops-nn conv/conv3d_backprop_input_v2 ----------------------------
+
+def conv3d_backprop_input_ref(dy, w, x_shape, strides, pads, dilations, groups):
+    """The README's formula as a scatter: every dy[n, m, o] * w[m, c, k] lands on x position
+    o * stride - front + k * dilation (inside x), in float64."""
+    dx = np.zeros(x_shape, np.float64)
+    m_total, kc = w.shape[:2]
+    mpg = m_total // groups
+    dy64, w64 = dy.astype(np.float64), w.astype(np.float64)
+    for n, m, *o in np.ndindex(*dy.shape):
+        g = m // mpg
+        for ci, *k in np.ndindex(kc, *w.shape[2:]):
+            p = [o[a] * strides[a] - pads[2 * a] + k[a] * dilations[a] for a in range(3)]
+            if all(0 <= p[a] < x_shape[2 + a] for a in range(3)):
+                dx[(n, g * kc + ci, *p)] += dy64[(n, m, *o)] * w64[(m, ci, *k)]
+    return dx
+
+
+BACKPROP_CASES = [  # x shape, filter shape, strides, pads, dilations, groups
+    ((2, 3, 4, 5, 6), (4, 3, 2, 3, 2), (1, 1, 1), (0, 0, 0, 0, 0, 0), (1, 1, 1), 1),
+    ((1, 2, 7, 6, 5), (2, 2, 3, 2, 2), (2, 1, 2), (1, 2, 0, 1, 2, 0), (1, 2, 1), 1),
+    ((1, 4, 5, 5, 5), (4, 1, 2, 2, 2), (1, 2, 1), (1, 1, 1, 1, 1, 1), (2, 2, 2), 4),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_conv3d_backprop_input_v2_is_the_formula(tmp_path, dtype):
+    cases, refs = [], []
+    for xs, ws, strides, pads, dilations, groups in BACKPROP_CASES:
+        out = [(xs[2 + a] + pads[2 * a] + pads[2 * a + 1] - (dilations[a] * (ws[2 + a] - 1) + 1)) // strides[a] + 1
+               for a in range(3)]
+        dy = RNG.uniform(-1, 1, (xs[0], ws[0], *out)).astype(dtype)
+        w = RNG.uniform(-1, 1, ws).astype(dtype)
+        attrs = attrs_of(strides, pads, dilations, groups)
+        cases.append(("Conv3DBackpropInputV2", [const(np.array(xs, np.int32)), w, dy], [(acl_dtype(dtype), list(xs))],
+                      attrs))
+        refs.append(conv3d_backprop_input_ref(dy, w, xs, strides, pads, dilations, groups))
+    for (rc, msg, outs), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        tol = 1e-5 if dtype == np.float32 else 4e-3
+        np.testing.assert_allclose(outs[0].astype(np.float64), ref, rtol=tol, atol=tol)
+
+
+def test_conv3d_backprop_input_v2_errors(tmp_path):
+    w = np.ones((2, 2, 2, 2, 2), np.float32)
+    dy = np.ones((1, 2, 3, 3, 3), np.float32)
+    size = const(np.array([1, 2, 4, 4, 4], np.int32))
+    good = attrs_of((1, 1, 1), (0,) * 6, (1, 1, 1), 1)
+    out = [(acl_dtype(np.float32), [1, 2, 4, 4, 4])]
+    results = run_ops(tmp_path, [
+        ("Conv3DBackpropInputV2", [size, w, dy], out, dict(good, strides=[1, 1, 256, 1, 1])),  # stride d > 255
+        ("Conv3DBackpropInputV2", [size, w, dy], out, {k: v for k, v in good.items() if k != "data_format"}),
+        ("Conv3DBackpropInputV2", [size, w, dy[:, :, :2]], out, good),
+        ("Conv3DBackpropInputV2", [size, w, dy], out, good),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, 0], results
+    assert "NDHWC (default)" in results[1][1] and "forward convolution's output" in results[2][1]
+    # all ones: each x position counts the dy positions whose window covers it
+    np.testing.assert_array_equal(results[3][2][0], conv3d_backprop_input_ref(dy, w, (1, 2, 4, 4, 4), (1, 1, 1),
+                                                                              (0,) * 6, (1, 1, 1), 1))

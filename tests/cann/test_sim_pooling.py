@@ -448,3 +448,84 @@ def test_avg_pool_3d_errors(tmp_path):
     assert "required attribute pads is missing" in msgs[1]
     assert "smaller than the kernel on its axis" in msgs[2]
     assert "expected 1, 3 ([d, h, w]) or 5" in msgs[3]
+
+
+# --- MaxPool3DWithArgmaxV2: hicann/ops-nn pooling/max_pool3d_with_argmax_v2 (proto: ksize / strides /
+# pads of 3 values, pads symmetric in [0, k / 2]; golden: torch.nn.MaxPool3d(return_indices=True),
+# argmax the index in the (n, c) plane; aclnn doc: on Atlas A2/A3 dilation 1 and int32 only) --------
+
+def argmax_ref(x, k, s, p, ceil_mode):
+    """(y, argmax) from sliding windows over x padded with -inf: np.argmax of each window in (d, h, w)
+    order (the first maximum), its plane index d * H * W + h * W + w. Finite x only."""
+    n, c, D, H, W = x.shape
+    outs = []
+    for a, L in enumerate((D, H, W)):
+        span = L + 2 * p[a] - k[a]
+        o = (-(-span // s[a]) if ceil_mode else span // s[a]) + 1
+        outs.append(o - 1 if ceil_mode and (o - 1) * s[a] >= L + p[a] else o)
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), *[(p[a], k[a] * 3) for a in range(3)]),
+                    constant_values=-np.inf)
+    win = sliding_window_view(padded, k, axis=(2, 3, 4))[:, :, ::s[0], ::s[1], ::s[2]][:, :, :outs[0], :outs[1], :outs[2]]
+    flat = win.reshape(*win.shape[:5], -1)
+    j = flat.argmax(axis=-1)
+    kd, kh, kw = np.unravel_index(j, k)
+    od, oh, ow = np.meshgrid(*[np.arange(o) for o in outs], indexing="ij")
+    d, h, w = od * s[0] - p[0] + kd, oh * s[1] - p[1] + kh, ow * s[2] - p[2] + kw
+    y = np.take_along_axis(flat, j[..., None], -1)[..., 0].astype(x.dtype)
+    return y, (d * H * W + h * W + w).astype(np.int32)
+
+
+ARGMAX_CASES = [  # ksize, strides, pads, ceil_mode
+    ((1, 5, 5), (1, 1, 1), (0, 2, 2), False),  # ONNX's maxpool_with_argmax_2d_precomputed_pads, as 3-D
+    ((1, 2, 2), (1, 2, 2), (0, 0, 0), False),
+    ((2, 3, 3), (2, 2, 1), (1, 1, 0), True),
+    ((3, 1, 2), (1, 1, 2), (1, 0, 1), True),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_max_pool3d_with_argmax_v2(tmp_path, dtype):
+    rng = np.random.default_rng(25)
+    x = rng.standard_normal((2, 3, 4, 5, 6)).astype(np.float32).astype(dtype)  # distinct values: no ties
+    cases, refs = [], []
+    for k, s, p, ceil_mode in ARGMAX_CASES:
+        y, arg = argmax_ref(x, k, s, p, ceil_mode)
+        attrs = {"ksize": list(k), "strides": list(s), "pads": list(p), "ceil_mode": ceil_mode,
+                 "data_format": "NCDHW"}
+        cases.append(("MaxPool3DWithArgmaxV2", [x], [(acl_dtype(dtype), list(y.shape)), (acl_dtype(np.int32),
+                                                                                          list(y.shape))], attrs))
+        refs.append((y, arg))
+    for (rc, msg, outs), (y, arg) in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(outs[0], y)
+        np.testing.assert_array_equal(outs[1], arg)
+
+
+def test_max_pool3d_with_argmax_v2_ties_and_nans(tmp_path):
+    """Ties: the first maximum in (d, h, w) order; a NaN beats numbers, and of several the last wins
+    (torch's `val > max || isnan(val)`, the golden's)."""
+    x = np.array([3, 1, np.nan, 2, 3, 2, 5, np.nan], np.float32).reshape(1, 1, 1, 2, 4)
+    attrs = {"ksize": [1, 2, 2], "strides": [1, 2, 2], "pads": [0, 0, 0], "data_format": "NCDHW"}
+    ((rc, msg, (y, arg)),) = run_ops(tmp_path, [("MaxPool3DWithArgmaxV2", [x], [(ACL_FLOAT, [1, 1, 1, 1, 2]),
+                                                                                (acl_dtype(np.int32), [1, 1, 1, 1, 2])],
+                                                 attrs)])
+    assert rc == 0 and msg is None, msg
+    assert arg.ravel().tolist() == [0, 7] and y.ravel()[0] == 3 and np.isnan(y.ravel()[1])
+
+
+def test_max_pool3d_with_argmax_v2_errors(tmp_path):
+    x = np.ones((1, 1, 2, 4, 4), np.float32)
+    ok = {"ksize": [1, 2, 2], "strides": [1, 2, 2], "pads": [0, 0, 0], "data_format": "NCDHW"}
+    outs = [(ACL_FLOAT, [1, 1, 2, 2, 2]), (acl_dtype(np.int32), [1, 1, 2, 2, 2])]
+    results = run_ops(tmp_path, [
+        ("MaxPool3DWithArgmaxV2", [x], outs, {**ok, "pads": [0, 2, 0]}),          # pad > ksize / 2
+        ("MaxPool3DWithArgmaxV2", [x], outs, {**ok, "dilation": [1, 2, 1]}),      # A2: dilation 1 only
+        ("MaxPool3DWithArgmaxV2", [x], [outs[0], (acl_dtype(np.int64), [1, 1, 2, 2, 2])], {**ok, "dtype": 9}),
+        ("MaxPool3DWithArgmaxV2", [x], [outs[0], (acl_dtype(np.int64), [1, 1, 2, 2, 2])], ok),
+        ("MaxPool3DWithArgmaxV2", [x], outs, {**ok, "data_format": "NDHWC"}),
+        ("MaxPool3DWithArgmaxV2", [x], outs, {k: v for k, v in ok.items() if k != "pads"}),
+        ("MaxPool3DWithArgmaxV2", [x], outs, ok),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_ATTR_NOT_MATCH] * 3 + [ACL_ERROR_OP_OUTPUT_NOT_MATCH] + [
+        ACL_ERROR_OP_ATTR_NOT_MATCH] * 2 + [0], results
+    assert "[0, ksize / 2]" in results[0][1] and "ascend910b" in results[1][1] and "int64" in results[2][1]

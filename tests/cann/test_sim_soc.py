@@ -31,7 +31,7 @@ MISSING = {
     "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "GatherElementsV2": {"ascend950", B, P, T},
     "ScatterNonAliasingAdd": {B, P, T}, "ScatterNdUpdate": {B, P, T}, "ScatterElementsV2": {B, P, T}, "Conv2DBackpropInput": {B}, "Conv2DBackpropFilter": {B},
-    "MaxPoolV3": {B}, "MaxPool3D": {B}, "Conv3DV2": {B, P, T}, "AvgPool3D": {B, P, T}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
+    "MaxPoolV3": {B}, "MaxPool3D": {B}, "Conv3DV2": {B, P, T}, "Conv3DBackpropInputV2": {B, P, T}, "Tile": {B}, "MaxPool3DWithArgmaxV2": {B, P, T}, "AvgPool3D": {B, P, T}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
     "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T},
     # hicann/ops-math

@@ -329,3 +329,32 @@ def test_concat_v2_and_split_v_bfloat16_by_soc(tmp_path, soc, refused):
             assert rc == ACL_ERROR_UNSUPPORTED_DATA_TYPE and "bfloat16 is not supported on ascend" in msg, msg
         else:
             assert rc == 0 and msg is None, msg
+
+
+# -- Tile (hicann/ops-math math/tile: TensorFlow's Tile, multiples one per dim, constant) ---------
+
+@pytest.mark.parametrize("dtype", ALL, ids=ALL_IDS)
+def test_tile_is_numpy_tile(tmp_path, dtype):
+    cases, refs = [], []
+    for shape, reps in [((2, 3), (2, 3)), ((1, 4, 1), (3, 1, 2)), ((5,), (1,)), ((2, 0), (2, 2)), ((2, 3), (0, 1))]:
+        x = data(shape, dtype)
+        ref = np.tile(x, reps)
+        for index_type in (np.int64, np.int32):
+            cases.append(("Tile", [x, const(np.array(reps, index_type))], [(acl_dtype(dtype), list(ref.shape))], None))
+            refs.append(ref)
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_tile_errors(tmp_path):
+    x = data((2, 3), np.float32)
+    results = run_ops(tmp_path, [
+        ("Tile", [x, const(np.array([2], np.int64))], [(ACL_FLOAT, [4, 3])], None),       # one entry per dim
+        ("Tile", [x, const(np.array([2, -1], np.int64))], [(ACL_FLOAT, [4, 3])], None),   # negative
+        ("Tile", [x, np.array([2, 1], np.int64)], [(ACL_FLOAT, [4, 3])], None),           # not constant
+        ("Tile", [x, const(np.array([2, 1], np.int64))], [(ACL_FLOAT, [4, 4])], None),    # wrong y
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH], results
+    assert "one entry per dim" in results[0][1] and "negative" in results[1][1]

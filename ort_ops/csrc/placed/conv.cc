@@ -6,6 +6,11 @@
 // bias of float32/float16/bfloat16). auto_pad SAME_UPPER / SAME_LOWER / VALID: the pads ONNX
 // defines (output ceil(in / stride); SAME_UPPER puts the odd pad at the end) computed from X
 // (SAME_* with dilations != 1: refused, as ORT's CPU EP does; ONNX's formula has no dilation).
+// 3-D (route "3d"): one CANN Conv3DV2 (hicann/ops-nn conv/conv3d_v2: NCDHW, strides / dilations
+// [1, 1, d, h, w], pads [head, tail, top, bottom, left, right], groups; Ascend 950 and Atlas A2/A3),
+// within its README's H/W limits (strides <= 63, pads <= 255, dilations <= 255, kernel <= 511) and
+// without empty tensors. (The CANN EP sends 5-D Conv to Conv3D with NCHW descriptors, which CANN's
+// Conv3D would not take.)
 #include <string>
 
 #include "placed/common/conv_attributes.h"
@@ -19,7 +24,7 @@ class ConvKernel : public PlacedKernel {
   ConvKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {
     if (*status != nullptr) return;
     if ((*status = attrs_.Read(info, name())) != nullptr) return;
-    std::string wrong = attrs_.Check();
+    std::string wrong = attrs_.Check(/*max_rank=*/3);
     if (wrong.empty()) wrong = attrs_.CheckAutoPad();
     if (!wrong.empty()) *status = Fail(wrong);
   }
@@ -30,9 +35,9 @@ class ConvKernel : public PlacedKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "W", &w));
     ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &b));
     const size_t rank = x.shape.size();
-    if ((rank != 3 && rank != 4) || w.shape.size() != rank) {
+    if (rank < 3 || rank > 5 || w.shape.size() != rank) {
       return Fail("X " + ShapeText(x.shape) + " and W " + ShapeText(w.shape) +
-                  " are not a 1-D (N, C, L) or 2-D (N, C, H, W) convolution");
+                  " are not a 1-D (N, C, L), 2-D (N, C, H, W) or 3-D (N, C, D, H, W) convolution");
     }
     const size_t spatial = rank - 2;
     const std::string misfit = attrs_.Fits(spatial);
@@ -54,8 +59,8 @@ class ConvKernel : public PlacedKernel {
       }
       if (k < 1) return Fail("W " + ShapeText(w.shape) + " has an empty kernel");
       in.push_back(x.shape[2 + i]);
-      s.push_back(strides[2 - spatial + i]);
-      extent.push_back(dilations[2 - spatial + i] * (k - 1) + 1);
+      s.push_back(strides[strides.size() - spatial + i]);
+      extent.push_back(dilations[dilations.size() - spatial + i] * (k - 1) + 1);
     }
     const std::vector<int64_t> pads = attrs_.ResolvePads(in, s, extent);
     std::vector<int64_t> shape{x.shape[0], m};
@@ -71,6 +76,7 @@ class ConvKernel : public PlacedKernel {
     if (x.count == 0 && ElementCount(shape) != 0) {
       return Fail("X " + ShapeText(x.shape) + " is empty but the output " + ShapeText(shape) + " is not");
     }
+    if (spatial == 3) return Conv3d(context, x, w, b, strides, dilations, pads, shape);
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const aclDataType type = AclTypeOf(x.type);
       AclOp op(*run.acl, "Conv2D");
@@ -92,6 +98,41 @@ class ConvKernel : public PlacedKernel {
   }
 
  private:
+  OrtStatusPtr Conv3d(OrtKernelContext* context, const TensorView& x, const TensorView& w, const TensorView& b,
+                      const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                      const std::vector<int64_t>& pads, const std::vector<int64_t>& shape) const {
+    const std::vector<int64_t> cann_pads = CannPads(pads, 3);
+    for (size_t a = 1; a < 3; ++a) {  // H and W
+      if (strides[a] > 63 || dilations[a] > 255 || w.shape[2 + a] > 511 || cann_pads[2 * a] > 255 ||
+          cann_pads[2 * a + 1] > 255) {
+        return Fail("strides " + ShapeText(strides) + ", dilations " + ShapeText(dilations) + ", W " +
+                    ShapeText(w.shape) + " and pads " + ShapeText(pads) +
+                    " exceed CANN Conv3DV2's limits on H and W (strides <= 63, dilations <= 255, kernel <= 511, "
+                    "pads <= 255)");
+      }
+    }
+    if (x.count == 0) return Fail("X " + ShapeText(x.shape) + " is empty (CANN Conv3DV2 takes no empty tensor)");
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "3d"));
+      const aclDataType type = AclTypeOf(x.type);
+      AclOp op(*run.acl, "Conv3DV2");
+      op.Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCDHW)
+          .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCDHW);
+      if (b.present) {
+        op.Input(b.data, Bytes(b), type, b.shape);
+      } else {
+        op.AbsentInput();
+      }
+      return op.Output(out, ElementCount(shape) * ElementSize(x.type), type, shape, ACL_FORMAT_NCDHW)
+          .AttrInts("strides", {1, 1, strides[0], strides[1], strides[2]})
+          .AttrInts("pads", cann_pads)
+          .AttrInts("dilations", {1, 1, dilations[0], dilations[1], dilations[2]})
+          .AttrInt("groups", attrs_.group)
+          .AttrString("data_format", "NCDHW")
+          .Run(run.stream);
+    });
+  }
+
   ConvAttributes attrs_;
 };
 

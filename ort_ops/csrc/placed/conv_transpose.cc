@@ -6,7 +6,11 @@
 // placed/common/conv_attributes.h). The pads, as ONNX defines them: explicit; zeros for VALID; for
 // output_shape (which overrides pads) or auto_pad SAME_* (output_shape = input * stride) the total
 // padding s * (in - 1) + output_padding + d * (k - 1) + 1 - output_shape split in two, the larger
-// half at the begin unless SAME_UPPER.
+// half at the begin unless SAME_UPPER. 3-D (route "3d", "3d_bias" with B): CANN
+// Conv3DBackpropInputV2 (hicann/ops-nn conv/conv3d_backprop_input_v2: NCDHW, pads [front, back, top,
+// bottom, left, right]; Ascend 950 and Atlas A2/A3), within its README's A2/A3 limits (strides h, w
+// <= 63 and d <= 255, pads <= 255, dilations <= 255, kernel H, W <= 511), then Add of the bias
+// ([1, C, 1, 1, 1]).
 #include <algorithm>
 #include <string>
 
@@ -29,7 +33,7 @@ class ConvTransposeKernel : public PlacedKernel {
         (*status = ReadIntsAttribute(info, name(), "output_shape", {}, &output_shape_)) != nullptr) {
       return;
     }
-    std::string wrong = attrs_.Check();
+    std::string wrong = attrs_.Check(/*max_rank=*/3);
     if (wrong.empty()) wrong = attrs_.CheckAutoPad();
     if (!wrong.empty()) {
       *status = Fail(wrong);
@@ -44,9 +48,9 @@ class ConvTransposeKernel : public PlacedKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "W", &w));
     ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &b));
     const size_t rank = x.shape.size();
-    if ((rank != 3 && rank != 4) || w.shape.size() != rank || x.shape[1] != w.shape[0]) {
+    if (rank < 3 || rank > 5 || w.shape.size() != rank || x.shape[1] != w.shape[0]) {
       return Fail("X " + ShapeText(x.shape) + " and W " + ShapeText(w.shape) +
-                  " are not a 1-D (N, C, L) or 2-D (N, C, H, W) ConvTranspose");
+                  " are not a 1-D (N, C, L), 2-D (N, C, H, W) or 3-D (N, C, D, H, W) ConvTranspose");
     }
     const size_t spatial = rank - 2;
     const std::string misfit = attrs_.Fits(spatial);
@@ -69,7 +73,8 @@ class ConvTransposeKernel : public PlacedKernel {
     const int64_t channels = w.shape[1] * group;
     std::vector<int64_t> shape{x.shape[0], channels};
     for (size_t i = 0; i < spatial; ++i) {
-      const int64_t k = w.shape[2 + i], s = strides[2 - spatial + i], d = dilations[2 - spatial + i];
+      const int64_t k = w.shape[2 + i], s = strides[strides.size() - spatial + i],
+                    d = dilations[dilations.size() - spatial + i];
       const int64_t extra = output_padding_.empty() ? 0 : output_padding_[i];
       if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape[i] != k) {
         return Fail("kernel_shape " + ShapeText(attrs_.kernel_shape) + " does not match W " + ShapeText(w.shape));
@@ -103,6 +108,7 @@ class ConvTransposeKernel : public PlacedKernel {
       return Fail("B " + ShapeText(b.shape) + " must have one value per output channel (" + std::to_string(channels) +
                   ")");
     }
+    if (spatial == 3) return Transpose3d(context, x, w, b, strides, dilations, pads, shape);
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const size_t count = ElementCount(shape);
       const aclDataType type = AclTypeOf(x.type);
@@ -131,6 +137,48 @@ class ConvTransposeKernel : public PlacedKernel {
   }
 
  private:
+  OrtStatusPtr Transpose3d(OrtKernelContext* context, const TensorView& x, const TensorView& w, const TensorView& b,
+                           const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                           const std::vector<int64_t>& pads, const std::vector<int64_t>& shape) const {
+    const std::vector<int64_t> cann_pads = CannPads(pads, 3);
+    bool fits = strides[0] <= 255;
+    for (size_t a = 0; a < 3; ++a) {
+      fits = fits && dilations[a] <= 255 && cann_pads[2 * a] <= 255 && cann_pads[2 * a + 1] <= 255;
+      if (a > 0) fits = fits && strides[a] <= 63 && w.shape[2 + a] <= 511;
+    }
+    if (!fits) {
+      return Fail("strides " + ShapeText(strides) + ", dilations " + ShapeText(dilations) + ", W " +
+                  ShapeText(w.shape) + " and pads " + ShapeText(pads) +
+                  " exceed CANN Conv3DBackpropInputV2's limits (strides: h, w <= 63, d <= 255; pads and dilations <= "
+                  "255; kernel H, W <= 511)");
+    }
+    if (x.count == 0) return Fail("X " + ShapeText(x.shape) + " is empty (CANN Conv3DBackpropInputV2 takes none)");
+    return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, b.present ? "3d_bias" : "3d"));
+      const size_t out_bytes = ElementCount(shape) * ElementSize(x.type);
+      const aclDataType type = AclTypeOf(x.type);
+      int32_t input_size[5];
+      for (size_t i = 0; i < 5; ++i) input_size[i] = static_cast<int32_t>(shape[i]);
+      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Conv3DBackpropInputV2")
+                                 .ConstInput(input_size, sizeof input_size, ACL_INT32, {5})
+                                 .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCDHW)
+                                 .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCDHW)
+                                 .Output(out, out_bytes, type, shape, ACL_FORMAT_NCDHW)
+                                 .AttrInts("strides", {1, 1, strides[0], strides[1], strides[2]})
+                                 .AttrInts("pads", cann_pads)
+                                 .AttrInts("dilations", {1, 1, dilations[0], dilations[1], dilations[2]})
+                                 .AttrInt("groups", attrs_.group)
+                                 .AttrString("data_format", "NCDHW")
+                                 .Run(run.stream));
+      if (!b.present) return nullptr;
+      return AclOp(*run.acl, "Add")
+          .Input(out, out_bytes, type, shape)
+          .Input(b.data, Bytes(b), type, {1, shape[1], 1, 1, 1})
+          .Output(out, out_bytes, type, shape)
+          .Run(run.stream);
+    });
+  }
+
   ConvAttributes attrs_;
   std::vector<int64_t> output_padding_, output_shape_;
 };

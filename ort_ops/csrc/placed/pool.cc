@@ -20,6 +20,15 @@
 //   inside the input and its pads (1; ceil_mode's extension is not counted), ONNX's definition.
 //   The ones and the divisors depend only on the attributes and X's spatial shape: copied to the
 //   device once per session (placed/common/device_constant.h).
+// - MaxPool with its Indices output (1-D, 2-D, 3-D without dilation, pads equal at both ends and at
+//   most half the kernel): CANN MaxPool3DWithArgmaxV2 (pooling/max_pool3d_with_argmax_v2: Atlas
+//   A2/A3 and Ascend 950; its golden is torch's max_pool3d with indices: the int32 index of the
+//   maximum in its (n, c) plane), then ONNX's int64 indices into the whole tensor: storage_order 0
+//   (route "indices") CANN Cast to int64 and Add of each plane's offset (n * C + c) * D * H * W;
+//   storage_order 1 (1-D, 2-D; route "indices_column_major") CANN GatherElementsV2 of a table of
+//   each plane position's column-major index plus its plane's offset (int32, so the tensor must
+//   have at most INT32_MAX elements), then Cast. The offsets and the table depend only on X's
+//   shape: copied to the device once per session.
 // - MaxPool of uint8 / int8 (1-D, 2-D; route "integer"): CANN Cast to float16 (every value exact),
 //   MaxPoolV3, Cast back (exact: the maximum is one of the values). MaxPoolV3's integer types are
 //   Ascend 950's build only (pooling/max_pool_v3/op_host/max_pool_v3_def.cpp).
@@ -27,6 +36,7 @@
 // resp. floor((in - extent) / stride) + 1), sent as explicit pads with ceil_mode off (ONNX's SAME
 // and VALID sizes ignore ceil_mode; placement leaves auto_pad with ceil_mode = 1 on the CPU).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -341,8 +351,143 @@ class PoolKernel : public PlacedKernel {
 class MaxPoolKernel : public PoolKernel {
  public:
   MaxPoolKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PoolKernel(info, op, status, /*max=*/true) {}
-  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override { return Pool(context, nullptr, false); }
+      : PoolKernel(info, op, status, /*max=*/true) {
+    if (*status == nullptr) *status = ReadIntAttribute(info, name(), "storage_order", 0, &storage_order_);
+  }
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    if (HasOutput(context, 1)) return WithIndices(context);
+    return Pool(context, nullptr, false);
+  }
+
+ private:
+  // Y and ONNX's Indices: MaxPool3DWithArgmaxV2, then the plane indices made ONNX's.
+  OrtStatusPtr WithIndices(OrtKernelContext* context) const {
+    TensorView x;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
+    std::vector<int64_t> shape, pads;
+    ORTOPS_RETURN_IF_ERROR(Geometry(x, &shape, &pads));
+    if (x.type != kF32 && x.type != kF16 && x.type != kBF16) {
+      return Fail(std::string("the Indices output of a MaxPool of ") + ElementTypeName(x.type) +
+                  " (CANN MaxPool3DWithArgmaxV2 takes float32, float16, bfloat16)");
+    }
+    const size_t spatial = x.shape.size() - 2;
+    const bool column_major = storage_order_ == 1 && spatial > 1;
+    if (storage_order_ != 0 && storage_order_ != 1) {
+      return Fail("storage_order " + std::to_string(storage_order_) + " is not 0 or 1");
+    }
+    if (column_major && spatial == 3) return Fail("column-major (storage_order 1) Indices of a 3-D MaxPool");
+    // The 3-D view's window: Geometry's pads are [begin, end] per axis of the 2-D or 3-D view.
+    if (pads.size() == 4) pads.insert(pads.begin(), {0, 0});
+    const std::vector<int64_t> kernel = Widen(attrs_.kernel_shape, spatial, 3, 1);
+    const std::vector<int64_t> strides = Widen(attrs_.strides, spatial, 3, 1);
+    const std::vector<int64_t> dilations = Widen(attrs_.dilations, spatial, 3, 1);
+    for (size_t a = 0; a < 3; ++a) {
+      if (dilations[a] != 1) return Fail("the Indices output of a dilated MaxPool (CANN's argmax pool: dilation 1)");
+      if (pads[2 * a] != pads[2 * a + 1] || pads[2 * a] > kernel[a] / 2) {
+        return Fail("the Indices output with pads " + ShapeText(pads) +
+                    " (begin, end per axis): CANN MaxPool3DWithArgmaxV2 takes pads equal at both ends and at most "
+                    "half the kernel");
+      }
+    }
+    const std::vector<int64_t> in5 = As5d(x.shape), out5 = As5d(shape);
+    const int64_t planes = x.shape[0] * x.shape[1], plane = in5[2] * in5[3] * in5[4];
+    if (plane > INT32_MAX || (column_major && planes * plane > INT32_MAX)) {
+      return Fail("X " + ShapeText(x.shape) + " has more positions than CANN's int32 argmax indexes");
+    }
+    void* indices = nullptr;
+    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &indices));
+    return OnOutput(context, shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
+      const char* route = column_major ? "indices_column_major" : "indices";
+      ORTOPS_RETURN_IF_ERROR(RequireRoute(*begun.acl, route));
+      const size_t count = ElementCount(shape);
+      // The offsets ([planes] int64) or the column-major table ([planes, plane] int32).
+      const size_t constant_bytes = column_major ? static_cast<size_t>(planes * plane) * sizeof(int32_t)
+                                                 : static_cast<size_t>(planes) * sizeof(int64_t);
+      const auto host_constants = [&] { return IndexConstants(in5, column_major); };
+      const void* constants = nullptr;
+      if (constant_bytes <= kMaxConstantBytes) {
+        ORTOPS_RETURN_IF_ERROR(index_constant_.Get(context, x.memory, begun, x.shape, host_constants, &constants));
+      }
+      cann::SequenceRun run;
+      static_cast<CannRun&>(run) = begun;
+      cann::ScratchLayout layout;
+      const size_t argmax_at = layout.Add(count * sizeof(int32_t));
+      const size_t wide_at = layout.Add(column_major ? count * sizeof(int32_t) : count * sizeof(int64_t));
+      const size_t own_at = layout.Add(constants == nullptr ? constant_bytes : 0);
+      ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+      if (constants == nullptr) {  // another shape than the cached one, or too large to keep
+        const std::vector<char> own = host_constants();
+        ORTOPS_RETURN_IF_ERROR(run.CopyFromHostAndWait(run.Scratch(own_at), own.data(), own.size()));
+        constants = run.Scratch(own_at);
+      }
+      const aclDataType type = AclTypeOf(x.type);
+      ORTOPS_RETURN_IF_ERROR(
+          AclOp(*run.acl, "MaxPool3DWithArgmaxV2")
+              .Input(x.data, Bytes(x), type, in5, ACL_FORMAT_NCDHW)
+              .Output(out, count * ElementSize(x.type), type, out5, ACL_FORMAT_NCDHW)
+              .Output(run.Scratch(argmax_at), count * sizeof(int32_t), ACL_INT32, out5, ACL_FORMAT_NCDHW)
+              .AttrInts("ksize", kernel)
+              .AttrInts("strides", strides)
+              .AttrInts("pads", {pads[0], pads[2], pads[4]})
+              .AttrInts("dilation", {1, 1, 1})
+              .AttrBool("ceil_mode", ceil_mode_ != 0)
+              .AttrString("data_format", "NCDHW")
+              .AttrInt("dtype", 3)
+              .Run(run.stream));
+      const int64_t per_plane = static_cast<int64_t>(count) / std::max<int64_t>(planes, 1);
+      if (column_major) {
+        const std::vector<int64_t> gathered{planes, per_plane};
+        ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "GatherElementsV2")
+                                   .Input(constants, constant_bytes, ACL_INT32, {planes, plane})
+                                   .Input(run.Scratch(argmax_at), count * sizeof(int32_t), ACL_INT32, gathered)
+                                   .Output(run.Scratch(wide_at), count * sizeof(int32_t), ACL_INT32, gathered)
+                                   .AttrInt("dim", 1)
+                                   .Run(run.stream));
+        return run.Cast(run.Scratch(wide_at), ACL_INT32, indices, ACL_INT64, shape);
+      }
+      ORTOPS_RETURN_IF_ERROR(run.Cast(run.Scratch(argmax_at), ACL_INT32, run.Scratch(wide_at), ACL_INT64, shape));
+      return AclOp(*run.acl, "Add")
+          .Input(run.Scratch(wide_at), count * sizeof(int64_t), ACL_INT64, {planes, per_plane})
+          .Input(constants, constant_bytes, ACL_INT64, {planes, 1})
+          .Output(indices, count * sizeof(int64_t), ACL_INT64, {planes, per_plane})
+          .Run(run.stream);
+    });
+  }
+
+  // storage_order 0: each plane's offset (n * C + c) * D * H * W, int64 [planes]. 1: int32 [planes,
+  // D * H * W] whose (q, d * H * W + h * W + w) is q * D * H * W + the column-major index
+  // d + D * (h + H * w) (for the 1-D and 2-D pools this serves, D = 1: h + H * w).
+  static std::vector<char> IndexConstants(const std::vector<int64_t>& in5, bool column_major) {
+    const int64_t planes = in5[0] * in5[1], D = in5[2], H = in5[3], W = in5[4], plane = D * H * W;
+    std::vector<char> bytes;
+    if (!column_major) {
+      bytes.resize(static_cast<size_t>(planes) * sizeof(int64_t));
+      for (int64_t q = 0; q < planes; ++q) {
+        const int64_t offset = q * plane;
+        std::memcpy(bytes.data() + q * static_cast<int64_t>(sizeof(int64_t)), &offset, sizeof(int64_t));
+      }
+      return bytes;
+    }
+    bytes.resize(static_cast<size_t>(planes * plane) * sizeof(int32_t));
+    char* at = bytes.data();
+    for (int64_t q = 0; q < planes; ++q) {
+      for (int64_t d = 0; d < D; ++d) {
+        for (int64_t h = 0; h < H; ++h) {
+          for (int64_t w = 0; w < W; ++w, at += sizeof(int32_t)) {
+            const auto index = static_cast<int32_t>(q * plane + d + D * (h + H * w));
+            std::memcpy(at, &index, sizeof(int32_t));
+          }
+        }
+      }
+    }
+    return bytes;
+  }
+
+  // Index tables larger than this are copied every run instead of kept on the device.
+  static constexpr size_t kMaxConstantBytes = size_t{64} << 20;
+
+  int64_t storage_order_ = 0;
+  mutable DeviceConstant index_constant_;  // the Indices' offsets or column-major table
 };
 
 class AveragePoolKernel : public PoolKernel {
@@ -377,10 +522,13 @@ class AveragePoolKernel : public PoolKernel {
 
 void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
-    list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
+    list.Add("MaxPool", {In(t)}, {In(t), Optional(kI64)}, Make<MaxPoolKernel>);
     list.Add("AveragePool", {In(t)}, {In(t)}, Make<AveragePoolKernel>);
   }
-  for (ONNXTensorElementDataType t : {kU8, kI8}) list.Add("MaxPool", {In(t)}, {In(t)}, Make<MaxPoolKernel>);
+  // Every MaxPool declares the optional Indices (ORT overloads an op only with one output count).
+  for (ONNXTensorElementDataType t : {kU8, kI8}) {
+    list.Add("MaxPool", {In(t)}, {In(t), Optional(kI64)}, Make<MaxPoolKernel>);
+  }
 }
 
 }  // namespace ortops::placed::pool

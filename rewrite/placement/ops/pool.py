@@ -1,6 +1,8 @@
 """Pooling: ``MaxPool`` without the Indices output -> CANN ``MaxPoolV3`` (1-D and 2-D; uint8 / int8 as float16
 between two CANN ``Cast``, route "integer") or, 3-D or dilated, CANN ``MaxPool3D`` (route "3d"; 1-D
-and 2-D as (N, C, 1, 1, L) / (N, C, 1, H, W));
+and 2-D as (N, C, 1, 1, L) / (N, C, 1, H, W)); with the Indices output, CANN
+``MaxPool3DWithArgmaxV2`` and the plane indices made ONNX's (route "indices": ``Cast``, ``Add`` of
+the planes' offsets; storage_order 1, "indices_column_major": ``GatherElementsV2`` of a table, ``Cast``);
 ``AveragePool`` (opset 7+) -> CANN ``AvgPoolV2`` (1-D and 2-D; exclusive = not count_include_pad),
 within AvgPoolV2's window limits, or CANN ``AvgPool3D`` (3-D, route "3d"); with dilations (route
 "dilated"), CANN ``Conv3DV2`` of a ones filter (the window sums) and ``RealDiv`` by each window's
@@ -13,6 +15,7 @@ from onnx import TensorProto
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 _INTEGERS = (TensorProto.UINT8, TensorProto.INT8)
+_FLOATS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
 
 
 def _spatial(info: NodeInfo) -> int:
@@ -40,16 +43,42 @@ def _window(info: NodeInfo, max_rank: int) -> str | None:
     return None
 
 
+def _with_indices(info: NodeInfo) -> bool:
+    return len(info.node.output) > 1 and bool(info.node.output[1])
+
+
+def _indices_check(info: NodeInfo) -> str | None:
+    """The Indices output: CANN MaxPool3DWithArgmaxV2 (float types, no dilation, pads equal at both
+    ends and at most half the kernel), then ONNX's indices (column-major: 1-D and 2-D only)."""
+    if info.input_types and info.input_types[0] not in _FLOATS:
+        return "the Indices output of an integer MaxPool (CANN's argmax pool takes float types)"
+    if _dilated(info):
+        return "the Indices output of a dilated MaxPool (CANN MaxPool3DWithArgmaxV2: dilation 1 on Atlas A2/A3)"
+    if info.attr("auto_pad", "NOTSET").startswith("SAME"):
+        return "the Indices output with auto_pad SAME_*: its pads may differ at the two ends, which CANN's " \
+               "argmax pool does not take"
+    kernel = info.attr("kernel_shape", [])
+    pads = info.attr("pads", []) or [0] * (2 * len(kernel))
+    n = len(kernel)
+    if any(pads[i] != pads[n + i] or pads[i] > kernel[i] // 2 for i in range(n)):
+        return f"the Indices output with pads {list(pads)}: CANN MaxPool3DWithArgmaxV2 takes pads equal at both " \
+               "ends and at most half the kernel"
+    if info.attr("storage_order", 0) == 1 and n == 3:
+        return "column-major (storage_order 1) Indices of a 3-D MaxPool"
+    return _window(info, max_rank=3)
+
+
 def _max_pool(info: NodeInfo) -> str | None:
-    if len(info.node.output) > 1 and info.node.output[1]:
-        return "the Indices output is used (CANN's MaxPool has no ONNX-style indices; rewrite.fuse turns " \
-               "the exporter's MaxPool backward into MaxPoolGrad)"
+    if _with_indices(info):
+        return _indices_check(info)
     if info.input_types and info.input_types[0] in _INTEGERS and (_spatial(info) == 3 or _dilated(info)):
         return "3-D or dilated MaxPool of uint8 / int8: only 1-D and 2-D (as float16 on MaxPoolV3) are placed"
     return _window(info, max_rank=3)
 
 
 def _max_pool_route(info: NodeInfo) -> str:
+    if _with_indices(info):
+        return "indices_column_major" if info.attr("storage_order", 0) == 1 and _spatial(info) > 1 else "indices"
     if info.input_types and info.input_types[0] in _INTEGERS:
         return "integer"  # Cast to float16, MaxPoolV3, Cast back
     return "3d" if _spatial(info) == 3 or _dilated(info) else "default"

@@ -27,8 +27,6 @@
 namespace aclsim {
 namespace {
 
-constexpr int kAxes = 3;  // D, H, W
-
 struct AvgGeom3 {
   int64_t planes = 0;
   int64_t in[kAxes]{}, k[kAxes]{}, s[kAxes]{}, front[kAxes]{}, back[kAxes]{}, out[kAxes]{};

@@ -1,3 +1,5 @@
+// Conv3DV2 and Conv3DBackpropInputV2 (its input gradient; at the end of the file).
+//
 // Conv3DV2 (hicann/ops-nn conv/conv3d_v2: README.md, op_graph/conv3d_v2_proto.h): 3-D convolution
 // of x [N, C, D, H, W] with filter [M, C/groups, KD, KH, KW] and an optional bias [M].
 //
@@ -19,6 +21,7 @@
 #include <type_traits>
 
 #include "dtypes.h"
+#include "numerics.h"
 #include "op_call.h"
 
 namespace aclsim {
@@ -189,6 +192,137 @@ aclError k_conv3d_v2(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
-ACLSIM_OPS(conv_3d, {"Conv3DV2", k_conv3d_v2})
+namespace {
+
+// dx[n, c, p] = sum over m of c's group, then kd, kh, kw (increasing) of dy[n, m, o] * filter[m, c -
+// group start, k] where o = (p + front - k * dilation) / stride is integral and inside dy per axis;
+// float32 accumulation from 0 (each product and sum rounded, no FMA; numerics.h's NaN rule, as
+// Conv2DBackpropInput's), one rounding at the end.
+template <typename T>
+void conv3d_backprop_input(const OpCall& c, const Geom3& g) {
+  const void* W = c.in[1].data;
+  const void* DY = c.in[2].data;
+  void* DX = c.out[0].data;
+  const int64_t m_per_group = g.m / g.groups, kplane = g.k[0] * g.k[1] * g.k[2];
+  int64_t at = 0;
+  for (int64_t ni = 0; ni < g.n; ++ni)
+    for (int64_t ci = 0; ci < g.c; ++ci) {
+      const int64_t grp = ci / g.kc, cw = ci - grp * g.kc;
+      for (int64_t pd = 0; pd < g.in[0]; ++pd)
+        for (int64_t ph = 0; ph < g.in[1]; ++ph)
+          for (int64_t pw = 0; pw < g.in[2]; ++pw, ++at) {
+            const int64_t p[3] = {pd, ph, pw};
+            float acc = 0.0f;
+            for (int64_t mi = grp * m_per_group; mi < (grp + 1) * m_per_group; ++mi)
+              for (int64_t kd = 0; kd < g.k[0]; ++kd)
+                for (int64_t kh = 0; kh < g.k[1]; ++kh)
+                  for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                    const int64_t k[3] = {kd, kh, kw};
+                    int64_t o = 0;
+                    bool inside = true;
+                    for (int a = 0; a < 3 && inside; ++a) {
+                      const int64_t t = p[a] + g.front[a] - k[a] * g.dilation[a];
+                      inside = t >= 0 && t % g.stride[a] == 0 && t / g.stride[a] < g.out[a];
+                      o = o * g.out[a] + (inside ? t / g.stride[a] : 0);
+                    }
+                    if (!inside) continue;
+                    const float dy =
+                        static_cast<float>(load_at<T>(DY, (ni * g.m + mi) * g.out[0] * g.out[1] * g.out[2] + o));
+                    const float wv =
+                        static_cast<float>(load_at<T>(W, (mi * g.kc + cw) * kplane + (kd * g.k[1] + kh) * g.k[2] + kw));
+                    acc = fadd(acc, fmul(dy, wv));
+                  }
+            store_at<T>(DX, at, static_cast<typename T::Compute>(acc));
+          }
+    }
+}
+
+}  // namespace
+
+// Conv3DBackpropInputV2 (hicann/ops-nn conv/conv3d_backprop_input_v2: README.md,
+// op_graph/conv3d_backprop_input_v2_proto.h): (input_size: int32 / int64 [5], y's NCDHW dims; filter
+// [M, C/groups, KD, KH, KW]; out_backprop [N, M, oD, oH, oW]) -> y [N, C, D, H, W]; attrs strides and
+// pads required (5 / 6 values: [1, 1, d, h, w], [front, back, top, bottom, left, right]), dilations
+// (1s), groups (1), data_format (default "NDHWC": only "NCDHW" is simulated, so it must be set),
+// enable_hf32 (false: not simulated). float16 / float32 / bfloat16, one dtype. The README's Atlas A2/A3
+// limits, checked on every SoC: strides h, w in [1, 63] and d in [1, 255]; pads in [0, 255];
+// dilations in [1, 255]; filter H, W in [1, 511]; out_backprop's dims >= 1; groups in [1, 65535].
+aclError k_conv3d_backprop_input_v2(const OpCall& c, Run* run) {
+  const char* op = c.type.c_str();
+  if (aclError rc = expect_counts(c, 3, 1)) return rc;
+  const OpTensor &f = c.in[1], &dy = c.in[2], &y = c.out[0];
+  std::vector<int64_t> size;
+  bool known = false;
+  if (aclError rc = read_index_list(c, 0, "input 0 (input_size)", true, &size, &known)) return rc;
+  if (size.size() != 5)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (input_size) is %s, expected 5 values (NCDHW of y)", op,
+                shape_str(size).c_str());
+  if (aclError rc = expect_dtype_in(c, "input 1 (filter)", f, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  if (aclError rc = expect_same_dtype(c, "input 2 (out_backprop)", dy, "input 1 (filter)", f)) return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 1 (filter)", f)) return rc;
+  for (const OpTensor* t : {&f, &dy, &y})
+    if (t->dims.size() != 5)
+      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s has shape %s, expected 5-D NCDHW", op,
+                  t == &f    ? "input 1 (filter)"
+                  : t == &dy ? "input 2 (out_backprop)"
+                             : "output 0 (y)",
+                  shape_str(t->dims).c_str());
+  if (!c.has_attr("data_format") || c.attr_string("data_format", "") != "NCDHW")
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                "%s: attribute data_format is \"%s\", expected \"NCDHW\" (the only layout simulated; the default is "
+                "NDHWC)",
+                op, c.has_attr("data_format") ? c.attr_string("data_format", "").c_str() : "NDHWC (default)");
+  if (c.attr_int("enable_hf32", 0) != 0)
+    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute enable_hf32 (HF32 products) is not simulated", op);
+  Geom3 g{};
+  g.n = size[0], g.c = size[1], g.m = f.dims[0], g.kc = f.dims[1];
+  for (int i = 0; i < 3; ++i) g.in[i] = size[2 + i], g.k[i] = f.dims[2 + i];
+  for (int64_t d : size)
+    if (d < 1)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input_size %s must have every dim >= 1", op,
+                  shape_str(size).c_str());
+  for (int64_t d : dy.dims)
+    if (d < 1)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 2 (out_backprop) %s must have every dim >= 1 (README)", op,
+                  shape_str(dy.dims).c_str());
+  if (g.k[1] > 511 || g.k[2] > 511)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 1 (filter) has shape %s: H and W must be in [1, 511]", op,
+                shape_str(f.dims).c_str());
+  if (aclError rc = read_spatial(c, "strides", true, 255, 63, &g.stride)) return rc;
+  if (aclError rc = read_spatial(c, "dilations", false, 255, 255, &g.dilation)) return rc;
+  if (!c.has_attr("pads")) return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: required attribute pads is missing", op);
+  const std::vector<int64_t> pads = c.attr_list("pads");
+  bool pads_ok = pads.size() == 6;
+  for (size_t i = 0; pads_ok && i < 6; ++i) pads_ok = pads[i] >= 0 && pads[i] <= 255;
+  if (!pads_ok) return attr_fail(c, "pads", pads, "6 values [front, back, top, bottom, left, right] in [0, 255]");
+  for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
+  g.groups = c.attr_int("groups", 1);
+  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: input_size %s and filter %s do not fit groups=%lld (groups in [1, 65535], C = filter C * groups, "
+                "filter N divisible by groups)",
+                op, shape_str(size).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  std::vector<int64_t> want_dy{g.n, g.m};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t extent = g.dilation[i] * (g.k[i] - 1) + 1, padded = g.in[i] + g.front[i] + g.back[i];
+    if (padded < extent)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: padded input_size %s is smaller than the dilated filter", op,
+                  shape_str(size).c_str());
+    g.out[i] = (padded - extent) / g.stride[i] + 1;
+    want_dy.push_back(g.out[i]);
+  }
+  if (dy.dims != want_dy)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: input 2 (out_backprop) has shape %s, expected %s (the forward convolution's output for "
+                "input_size %s, filter %s, pads %s)",
+                op, shape_str(dy.dims).c_str(), shape_str(want_dy).c_str(), shape_str(size).c_str(),
+                shape_str(f.dims).c_str(), shape_str(pads).c_str());
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", size, "input_size")) return rc;
+  visit_listed<F32, F16, BF16>(f.dtype, [&](auto t) { *run = [c, g] { conv3d_backprop_input<decltype(t)>(c, g); }; });
+  return ACL_SUCCESS;
+}
+
+ACLSIM_OPS(conv_3d, {"Conv3DV2", k_conv3d_v2}, {"Conv3DBackpropInputV2", k_conv3d_backprop_input_v2})
 
 }  // namespace aclsim

@@ -26,13 +26,6 @@
 namespace aclsim {
 namespace {
 
-constexpr int kAxes = 3;  // D, H, W
-
-struct Geom3 {
-  int64_t planes = 0;                                                                   // N * C
-  int64_t in[kAxes]{}, k[kAxes]{}, s[kAxes]{}, d[kAxes]{}, pad[kAxes]{}, out[kAxes]{};  // pad: the front ones
-};
-
 // ksize / strides / dilation: 5 values [1, 1, d, h, w] (NCDHW), each >= 1.
 aclError window_list(const OpCall& c, const char* name, bool required, int64_t* values) {
   if (!c.has_attr(name)) {
@@ -52,45 +45,20 @@ aclError window_list(const OpCall& c, const char* name, bool required, int64_t* 
 }
 
 template <typename T>
-void max_pool_3d(const OpCall& c, const Geom3& g) {
+void max_pool_3d(const OpCall& c, const PoolGeom3& g) {
   using S = typename T::Storage;
-  using V = typename T::Compute;
   const auto* x = static_cast<const unsigned char*>(c.in[0].data);
   auto* y = static_cast<unsigned char*>(c.out[0].data);
-  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   int64_t o = 0;
-  for (int64_t p = 0; p < g.planes; ++p)
-    for (int64_t od = 0; od < g.out[0]; ++od)
-      for (int64_t oh = 0; oh < g.out[1]; ++oh)
-        for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
-          const int64_t start[kAxes] = {od * g.s[0] - g.pad[0], oh * g.s[1] - g.pad[1], ow * g.s[2] - g.pad[2]};
-          V best = -std::numeric_limits<V>::infinity();
-          int64_t arg = -1;
-          for (int64_t i = 0; i < g.k[0]; ++i) {
-            const int64_t zd = start[0] + i * g.d[0];
-            if (zd < 0 || zd >= g.in[0]) continue;
-            for (int64_t j = 0; j < g.k[1]; ++j) {
-              const int64_t zh = start[1] + j * g.d[1];
-              if (zh < 0 || zh >= g.in[1]) continue;
-              for (int64_t l = 0; l < g.k[2]; ++l) {
-                const int64_t zw = start[2] + l * g.d[2];
-                if (zw < 0 || zw >= g.in[2]) continue;
-                const int64_t at = p * plane + (zd * g.in[1] + zh) * g.in[2] + zw;
-                const V v = load_at<T>(x, at);
-                if (arg < 0 || v > best || v != v) {
-                  best = v;
-                  arg = at;
-                }
-              }
-            }
-          }
-          void* dst = y + o * static_cast<int64_t>(sizeof(S));
-          if (arg < 0) {
-            store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
-          } else {
-            std::memmove(dst, x + arg * static_cast<int64_t>(sizeof(S)), sizeof(S));
-          }
-        }
+  for_each_window(g, [&](int64_t p, const int64_t* start) {
+    const int64_t arg = window_argmax<T>(x, g, p, start);
+    void* dst = y + o++ * static_cast<int64_t>(sizeof(S));
+    if (arg < 0) {
+      store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
+    } else {
+      std::memmove(dst, x + arg * static_cast<int64_t>(sizeof(S)), sizeof(S));
+    }
+  });
 }
 
 }  // namespace
@@ -100,7 +68,7 @@ void max_pool_3d(const OpCall& c, const Geom3& g) {
 aclError k_max_pool_3d(const OpCall& c, Run* run) {
   if (aclError rc = expect_ncdhw_pool(c)) return rc;
   const OpTensor& x = c.in[0];
-  Geom3 g;
+  PoolGeom3 g;
   g.planes = x.dims[0] * x.dims[1];
   for (int a = 0; a < kAxes; ++a) g.in[a] = x.dims[static_cast<size_t>(2 + a)];
   if (aclError rc = window_list(c, "ksize", true, g.k)) return rc;

@@ -1,8 +1,11 @@
 // What MaxPool3D and AvgPool3D (hicann/ops-nn pooling/max_pool3_d, pooling/avg_pool3_d) check alike.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
+#include "dtypes.h"
 #include "op_call.h"
 
 namespace aclsim {
@@ -34,6 +37,58 @@ inline int64_t pooled_extent(int64_t in, int64_t front, int64_t back, int64_t ex
   int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   if ((o - 1) * stride >= in + front) --o;
   return o;
+}
+
+constexpr int kAxes = 3;  // D, H, W
+
+// A 3-D pooling's geometry over x viewed as [planes = N * C, D, H, W].
+struct PoolGeom3 {
+  int64_t planes = 0;                                                                   // N * C
+  int64_t in[kAxes]{}, k[kAxes]{}, s[kAxes]{}, d[kAxes]{}, pad[kAxes]{}, out[kAxes]{};  // pad: the front ones
+};
+
+// Calls f(plane, start) for every output position in row-major order (plane, od, oh, ow), start
+// the window's first position per axis (negative inside the front padding).
+template <typename F>
+void for_each_window(const PoolGeom3& g, F&& f) {
+  for (int64_t p = 0; p < g.planes; ++p)
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          const int64_t start[kAxes] = {od * g.s[0] - g.pad[0], oh * g.s[1] - g.pad[1], ow * g.s[2] - g.pad[2]};
+          f(p, start);
+        }
+}
+
+// The element index (in x) of a window's maximum: its in-image positions (start + j * dilation per
+// axis, padding never takes part) scanned in row-major order from -inf, a larger value or a NaN
+// replacing the running one (the first maximum wins ties, a NaN window gives its last NaN); -1 for
+// a window with no in-image position.
+template <typename T>
+int64_t window_argmax(const void* x, const PoolGeom3& g, int64_t p, const int64_t* start) {
+  using V = typename T::Compute;
+  const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+  V best = -std::numeric_limits<V>::infinity();
+  int64_t arg = -1;
+  for (int64_t i = 0; i < g.k[0]; ++i) {
+    const int64_t zd = start[0] + i * g.d[0];
+    if (zd < 0 || zd >= g.in[0]) continue;
+    for (int64_t j = 0; j < g.k[1]; ++j) {
+      const int64_t zh = start[1] + j * g.d[1];
+      if (zh < 0 || zh >= g.in[1]) continue;
+      for (int64_t l = 0; l < g.k[2]; ++l) {
+        const int64_t zw = start[2] + l * g.d[2];
+        if (zw < 0 || zw >= g.in[2]) continue;
+        const int64_t at = p * plane + (zd * g.in[1] + zh) * g.in[2] + zw;
+        const V v = load_at<T>(x, at);
+        if (arg < 0 || v > best || v != v) {
+          best = v;
+          arg = at;
+        }
+      }
+    }
+  }
+  return arg;
 }
 
 }  // namespace aclsim

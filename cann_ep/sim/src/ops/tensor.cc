@@ -1,5 +1,5 @@
 // Data-movement kernels: BroadcastToD (attr shape), Expand (shape input), Fill (dims, value), TransposeD (attr
-// perm), Transpose (perm input), Slice (offsets, size inputs), Identity. They copy elements by
+// perm), Transpose (perm input), Slice (offsets, size inputs), Tile (multiples input), Identity. They copy elements by
 // size, so they work for every dtype.
 #include <array>
 #include <cstring>
@@ -275,6 +275,54 @@ aclError k_strided_slice(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
+// Tile(x, multiples) -> y, y[i] = x[i mod x's dims] per dim (hicann/ops-math math/tile:
+// op_graph/tile_proto.h "Compatible with the TensorFlow operator Tile"; multiples "a 1D Tensor of
+// type int32 or int64. The length must be the same as the number of dimensions in input"; y "the
+// same type as x"; README: Atlas A2/A3, Ascend 950, Atlas inference and training series). Any
+// dtype the proto lists and the simulator has (copied by size); multiples must be constant and
+// >= 0 (TensorFlow's rule); y's dims = x's dims * multiples.
+aclError k_tile(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 2, 1)) return rc;
+  const OpTensor &x = c.in[0], &y = c.out[0];
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x,
+                                    {ACL_FLOAT, ACL_FLOAT16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16,
+                                     ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_BF16, ACL_BOOL}))
+    return rc;
+  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  std::vector<int64_t> multiples;
+  bool known = false;
+  if (aclError rc = read_index_list(c, 1, "input 1 (multiples)", /*need_const=*/true, &multiples, &known)) return rc;
+  if (multiples.size() != x.dims.size())
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Tile: input 1 (multiples) %s must have one entry per dim of x %s",
+                shape_str(multiples).c_str(), shape_str(x.dims).c_str());
+  std::vector<int64_t> want;
+  for (size_t i = 0; i < multiples.size(); ++i) {
+    if (multiples[i] < 0)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "Tile: input 1 (multiples) %s has a negative entry",
+                  shape_str(multiples).c_str());
+    want.push_back(x.dims[i] * multiples[i]);
+  }
+  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", want, "x's dims * multiples")) return rc;
+  const size_t es = dtype_size(x.dtype);
+  *run = [c, es] {
+    const auto* src = static_cast<const unsigned char*>(c.in[0].data);
+    auto* dst = static_cast<unsigned char*>(c.out[0].data);
+    const std::vector<int64_t>& xd = c.in[0].dims;
+    const std::vector<int64_t>& yd = c.out[0].dims;
+    std::vector<int64_t> idx(yd.size(), 0);
+    for (int64_t i = 0; i < c.out[0].numel; ++i) {
+      int64_t at = 0;
+      for (size_t d = 0; d < yd.size(); ++d) at = at * xd[d] + idx[d] % xd[d];
+      std::memcpy(dst + i * static_cast<int64_t>(es), src + at * static_cast<int64_t>(es), es);
+      for (size_t d = yd.size(); d-- > 0;) {
+        if (++idx[d] < yd[d]) break;
+        idx[d] = 0;
+      }
+    }
+  };
+  return ACL_SUCCESS;
+}
+
 aclError k_identity(const OpCall& c, Run* run) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
@@ -286,7 +334,7 @@ aclError k_identity(const OpCall& c, Run* run) {
 }
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
-ACLSIM_OPS(tensor, {"BroadcastToD", k_broadcast_to}, {"Expand", k_expand}, {"Fill", k_fill},
+ACLSIM_OPS(tensor, {"Tile", k_tile}, {"BroadcastToD", k_broadcast_to}, {"Expand", k_expand}, {"Fill", k_fill},
            {"TransposeD", k_transpose}, {"Identity", k_identity}, {"Transpose", k_transpose_v}, {"Slice", k_slice},
            {"StridedSlice", k_strided_slice})
 

@@ -122,10 +122,11 @@ inline std::vector<int64_t> As2d(const std::vector<int64_t>& values, size_t spat
 }
 
 // ONNX pads of `spatial` dims ([begins..., ends...]; 0 if absent) as CANN's 2-D [top, bottom,
-// left, right] ([0, 0, begin, end] for 1-D).
+// left, right] ([0, 0, begin, end] for 1-D), or for 3-D [head, tail, top, bottom, left, right].
 inline std::vector<int64_t> CannPads(const std::vector<int64_t>& pads, size_t spatial) {
   std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(2 * spatial, 0) : pads;
   if (spatial == 1) return {0, 0, p[0], p[1]};
+  if (spatial == 3) return {p[0], p[3], p[1], p[4], p[2], p[5]};
   return {p[0], p[2], p[1], p[3]};
 }
 
