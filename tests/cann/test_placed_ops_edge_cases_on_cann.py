@@ -880,3 +880,21 @@ def test_dilated_average_pool_beyond_conv3d_limits_is_not_placed():
     session = cann_ep.session(one_node("AveragePool", [x], {"kernel_shape": [1, 2], "dilations": [1, 256]}))
     (entry,) = session.placement.nodes
     assert entry.where != "placed" and "Conv3DV2's limits" in entry.reason, entry
+
+
+# -- Pad: what ONNX leaves undefined fails by name; wrap stays off CANN ---------------------------
+
+def test_pad_reflect_with_negative_pads_fails_naming_the_node():
+    x = f32_like((3, 5))
+    session = cann_ep.session(one_node("Pad", [x, np.array([-1, 0, 2, 0], np.int64)], {"mode": "reflect"},
+                                       consts=[1], name="mirror"))
+    assert [e.where for e in session.placement.nodes] == ["placed"], session.placement.summary()
+    with pytest.raises(Exception, match=r"Pad node 'mirror' on CANN: reflect with negative pads"):
+        session.run(None, {"in0": x})
+
+
+def test_pad_wrap_is_not_placed():
+    x = f32_like((3, 5))
+    session = cann_ep.session(one_node("Pad", [x, np.array([0, 1, 0, 1], np.int64)], {"mode": "wrap"}, consts=[1]))
+    (entry,) = session.placement.nodes
+    assert entry.where != "placed" and "Ascend 950 only" in entry.reason, entry

@@ -43,7 +43,7 @@ MISSING = {
     "ReduceMax": {B}, "ReduceMin": {B}, "ClipByValueV2": {B},
 }
 # Op types every family has (README rows all √, or no README).
-EVERYWHERE = ["SoftmaxV2", "Pow", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
+EVERYWHERE = ["SoftmaxV2", "Pow", "PadV3", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
               "MaxPoolGrad", "MatMulV2", "MatMul", "BatchMatMul", "Conv2D", "GEMM", "BroadcastToD",
               "NoSuchOpAnywhere"]
 

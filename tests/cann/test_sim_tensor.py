@@ -358,3 +358,64 @@ def test_tile_errors(tmp_path):
     assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
                                        ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH], results
     assert "one entry per dim" in results[0][1] and "negative" in results[1][1]
+
+
+# -- PadV3 (hicann/ops-math conversion/pad_v3: "Compatible with ONNX operator Pad") -------------
+
+PAD_CASES = [  # x shape, paddings [[begin, end] per axis], mode
+    ((2, 3), [[1, 2], [0, 3]], "constant"),
+    ((2, 3, 4), [[0, 0], [2, 1], [3, 3]], "reflect"),
+    ((2, 3, 4), [[1, 1], [2, 0], [0, 5]], "edge"),
+    ((3, 5), [[-1, 1], [2, -3]], "constant"),  # negative pads remove elements
+    ((3, 5), [[-1, 2], [-2, 4]], "edge"),
+    ((4,), [[0, 0]], "edge"),
+]
+
+
+def numpy_pad(x, paddings, mode):
+    """np.pad after cropping the negative pads; ONNX's / PadV3's modes are NumPy's constant, edge, reflect."""
+    crop = tuple(slice(max(0, -b), x.shape[i] - max(0, -e)) for i, (b, e) in enumerate(paddings))
+    return np.pad(x[crop], [(max(0, b), max(0, e)) for b, e in paddings], mode=mode)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ALL_IDS)
+def test_pad_v3_is_numpy_pad(tmp_path, dtype):
+    cases, refs = [], []
+    for shape, paddings, mode in PAD_CASES:
+        x = data(shape, dtype)
+        ref = numpy_pad(x, paddings, mode)
+        flat = np.array(paddings, np.int64).reshape(-1)
+        cases.append(("PadV3", [x, const(flat)], [(acl_dtype(dtype), list(ref.shape))], {"mode": mode}))
+        refs.append(ref)
+        noncontiguous = np.array(paddings, np.int32).T.reshape(-1)  # [begins..., ends...]: ONNX's order
+        cases.append(("PadV3", [x, const(noncontiguous)], [(acl_dtype(dtype), list(ref.shape))],
+                      {"mode": mode, "paddings_contiguous": False}))
+        refs.append(ref)
+    value = np.array(2, dtype)
+    x = data((2, 3), dtype)
+    cases.append(("PadV3", [x, const(np.array([1, 0, 2, 1], np.int64)), value],
+                  [(acl_dtype(dtype), [3, 6])], {"mode": "constant"}))
+    refs.append(np.pad(x, [(1, 0), (2, 1)], constant_values=value))
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)
+
+
+def test_pad_v3_errors(tmp_path):
+    x = data((2, 3), np.float32)
+    results = run_ops(tmp_path, [
+        ("PadV3", [x, const(np.array([0, 0, 3, 0], np.int64))], [(ACL_FLOAT, [2, 6])], {"mode": "reflect"}),
+        ("PadV3", [x, const(np.array([0, 0, 1, 0], np.int64))], [(ACL_FLOAT, [2, 4])], {"mode": "circular"}),
+        ("PadV3", [x, const(np.array([0, 0, 1], np.int64))], [(ACL_FLOAT, [2, 4])], None),
+        ("PadV3", [x, const(np.array([-3, 0, 0, 0], np.int64))], [(ACL_FLOAT, [0, 3])], None),
+        ("PadV3", [x, const(np.array([0, 0, 1, 0], np.int64)), np.array(1.0, np.float32)], [(ACL_FLOAT, [2, 4])],
+         {"mode": "edge"}),
+        ("PadV3", [x, const(np.array([0, 0, 1, 0], np.int64))], [(ACL_FLOAT, [2, 5])], None),
+        ("PadV3", [x, const(np.array([-1, 0, 1, 0], np.int64))], [(ACL_FLOAT, [1, 4])], {"mode": "reflect"}),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_ATTR_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_INPUT_NOT_MATCH], results
+    assert "out of the proto's range for mode reflect" in results[0][1] and "arch35" in results[1][1]
+    assert "negative reflect pads are not simulated" in results[6][1]
