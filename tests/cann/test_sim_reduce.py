@@ -290,3 +290,40 @@ def test_reduce_any_and_all_errors(tmp_path):
                                        ACL_ERROR_OP_OUTPUT_NOT_MATCH]
     assert "ReduceAny: input 1 (axes) must be a constant input" in results[2][1]
     assert "axis 2 is out of range [-2, 1]" in results[3][1]
+
+
+# -- ReduceProd (hicann/ops-math math/reduce_prod: TensorFlow's ReduceProd) ----------------------
+
+def prod_in_order(x, axes, keep_dims):
+    """The product of each output's inputs in row-major order, from the first, rounded as the
+    simulator's float32 (float16 / bfloat16 in float32, once at the end) or wrapping integers."""
+    acc = np.float32 if x.dtype in (np.float16, BF16, np.float32) else x.dtype
+    moved = np.moveaxis(x.astype(acc), axes, range(-len(axes), 0))
+    flat = moved.reshape(*moved.shape[:moved.ndim - len(axes)], -1)
+    out = np.ones(flat.shape[:-1], acc)
+    with np.errstate(over="ignore"):
+        for k in range(flat.shape[-1]):
+            out = (out * flat[..., k]).astype(acc)
+    if keep_dims:
+        out = np.expand_dims(out, tuple(sorted(a % x.ndim for a in axes)))
+    return out.astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.float64, np.int32, np.int64],
+                         ids=["float32", "float16", "bfloat16", "float64", "int32", "int64"])
+def test_reduce_prod(tmp_path, dtype):
+    rng = np.random.default_rng(41)
+    x = (rng.integers(-3, 4, (3, 4, 5)) if np.dtype(dtype).kind == "i" else rng.uniform(0.5, 1.5, (3, 4, 5)))
+    x = x.astype(dtype)
+    cases, refs = [], []
+    for axes, keep in [([1], True), ([0, 2], False), ([-1], False), ([0, 1, 2], True)]:
+        ref = prod_in_order(x, axes, keep)
+        cases.append(("ReduceProd", [x, const(np.array(axes, np.int64))], [(acl_dtype(dtype), list(ref.shape))],
+                      {"keep_dims": keep}))
+        refs.append(ref)
+    empty = np.zeros((2, 0, 3), dtype)
+    cases.append(("ReduceProd", [empty, const(np.array([1], np.int64))], [(acl_dtype(dtype), [2, 3])], None))
+    refs.append(np.ones((2, 3), dtype))  # the empty product
+    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases), refs):
+        assert rc == 0 and msg is None, msg
+        assert_bits_equal(y, ref)

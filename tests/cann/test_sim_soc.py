@@ -40,7 +40,7 @@ MISSING = {
     "Round": {B, P}, "Erf": {B, P}, "Tanh": {B, P}, "ReduceSum": {B}, "Select": {B}, "Equal": {B}, "NotEqual": {B},
     "Less": {P}, "LessEqual": {B}, "Greater": {B}, "GreaterEqual": {B}, "LogicalNot": {B}, "LogicalAnd": {B},
     "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
-    "ReduceMax": {B}, "ReduceMin": {B}, "ClipByValueV2": {B},
+    "ReduceMax": {B}, "ReduceMin": {B}, "ReduceProd": {B}, "ClipByValueV2": {B},
 }
 # Op types every family has (README rows all √, or no README).
 EVERYWHERE = ["SoftmaxV2", "Pow", "PadV3", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",

@@ -8,13 +8,34 @@
 // undefined, the CPU EP gives 0). Bool ReduceMax / ReduceMin: CANN ReduceAny / ReduceAll (the
 // logical or / and, bool in and out: hicann/ops-math@c4193324 math/reduce_any/op_graph/
 // reduce_any_proto.h, math/reduce_all/op_graph/reduce_all_proto.h).
+// ReduceProd: CANN ReduceProd (math/reduce_prod, TensorFlow's; over an empty axis 1, Fill).
+// ReduceSumSquare and ReduceL2: CANN Mul of the data by itself into the run's scratch, ReduceSum of
+// that (route "default"), and for ReduceL2 Sqrt of the sum; over an empty axis 0.
 #include <cstring>
 #include <limits>
+#include <string>
 
+#include "cann/sequence_kernel.h"
 #include "placed/common/placed_op.h"
 
 namespace ortops::placed::reduce {
 namespace {
+
+// 1 as `type`'s bytes: the product over no element.
+std::vector<unsigned char> One(ONNXTensorElementDataType type) {
+  auto bytes = [](auto v) {
+    std::vector<unsigned char> out(sizeof(v));
+    std::memcpy(out.data(), &v, sizeof(v));
+    return out;
+  };
+  switch (type) {
+    case kF32: return bytes(1.0f);
+    case kF16: return bytes(static_cast<uint16_t>(0x3C00));
+    case kBF16: return bytes(static_cast<uint16_t>(0x3F80));
+    case kI32: return bytes(int32_t{1});
+    default: return bytes(int64_t{1});
+  }
+}
 
 // The extreme ONNX gives a max (`lowest`) / min over no element, as `type`'s bytes.
 std::vector<unsigned char> EmptyExtreme(ONNXTensorElementDataType type, bool lowest) {
@@ -79,7 +100,13 @@ class ReduceKernel : public PlacedKernel {
       const aclDataType type = AclTypeOf(x.type);
       if (x.count == 0) {
         // The sum over an empty set is 0 (ONNX ReduceSum; the CPU EP gives +0.0): zero bytes, no CANN op.
-        if (op == "ReduceSum") return run.ZeroOnDevice(out, count * ElementSize(x.type));
+        if (op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") {
+          return run.ZeroOnDevice(out, count * ElementSize(x.type));
+        }
+        if (op == "ReduceProd") {  // the empty product
+          ORTOPS_RETURN_IF_ERROR(RequireRoute(*run.acl, "empty"));
+          return FillOnDevice(run, One(x.type), x.type, shape, out);
+        }
         if (op == "ReduceMean") {
           return Fail("data of shape " + ShapeText(x.shape) + " has no element to average over axes of output shape " +
                       ShapeText(shape) + " (the mean of nothing is undefined)");
@@ -98,6 +125,9 @@ class ReduceKernel : public PlacedKernel {
             .AttrBool("keep_dims", keepdims_ != 0)
             .Run(run.stream);
       }
+      if (op == "ReduceSumSquare" || op == "ReduceL2") {
+        return SumOfSquares(context, run, x, normalized, shape, op == "ReduceL2", out);
+      }
       return AclOp(*run.acl, name())
           .Input(x.data, Bytes(x), type, x.shape)
           .ConstInput(normalized.data(), normalized.size() * sizeof(int64_t), ACL_INT64,
@@ -110,8 +140,43 @@ class ReduceKernel : public PlacedKernel {
   }
 
  private:
+  // ReduceSum(x * x) over `axes` into `out` (ReduceL2: its Sqrt), the squares in the run's scratch.
+  OrtStatusPtr SumOfSquares(OrtKernelContext* context, const CannRun& begun, const TensorView& x,
+                            const std::vector<int64_t>& axes, const std::vector<int64_t>& shape, bool root,
+                            void* out) const {
+    cann::SequenceRun run;
+    static_cast<CannRun&>(run) = begun;
+    cann::ScratchLayout layout;
+    const size_t out_bytes = ElementCount(shape) * ElementSize(x.type);
+    const size_t squares_at = layout.Add(Bytes(x));
+    const size_t sum_at = layout.Add(root ? out_bytes : 0);
+    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+    const aclDataType type = AclTypeOf(x.type);
+    void* squares = run.Scratch(squares_at);
+    ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Mul")
+                               .Input(x.data, Bytes(x), type, x.shape)
+                               .Input(x.data, Bytes(x), type, x.shape)
+                               .Output(squares, Bytes(x), type, x.shape)
+                               .Run(run.stream));
+    void* sum = root ? run.Scratch(sum_at) : out;
+    ORTOPS_RETURN_IF_ERROR(
+        AclOp(*run.acl, "ReduceSum")
+            .Input(squares, Bytes(x), type, x.shape)
+            .ConstInput(axes.data(), axes.size() * sizeof(int64_t), ACL_INT64, {static_cast<int64_t>(axes.size())})
+            .Output(sum, out_bytes, type, shape)
+            .AttrBool("keep_dims", keepdims_ != 0)
+            .AttrBool("noop_with_empty_axes", false)
+            .Run(run.stream));
+    if (!root) return nullptr;
+    return AclOp(*run.acl, "Sqrt")
+        .Input(sum, out_bytes, type, shape)
+        .Output(out, out_bytes, type, shape)
+        .Run(run.stream);
+  }
+
   int64_t keepdims_ = 1, noop_ = 0;
   std::vector<int64_t> attribute_axes_;
+  mutable cann::ScratchUser scratch_;
 };
 
 }  // namespace
@@ -121,7 +186,12 @@ void RegisterCann(OpList& list) {
     list.Add("ReduceSum", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
   }
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
-    list.Add("ReduceMean", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
+    for (const char* op : {"ReduceMean", "ReduceSumSquare", "ReduceL2"}) {
+      list.Add(op, {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
+    }
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64}) {
+    list.Add("ReduceProd", {In(t), HostInts(/*optional=*/true)}, {In(t)}, Make<ReduceKernel>);
   }
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
     for (const char* op : {"ReduceMax", "ReduceMin"}) {

@@ -81,7 +81,7 @@ struct AccOf<C, false> {
   using type = std::make_unsigned_t<C>;
 };
 
-enum class Reduce { kSum, kMean, kMax, kMin };
+enum class Reduce { kSum, kMean, kMax, kMin, kProd };
 
 // The running max / min: `v` replaces `acc` if it is larger / smaller or NaN; a NaN stays.
 template <typename C>
@@ -150,6 +150,18 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
       return;
     }
     const Acc v = static_cast<Acc>(load_at<T>(x.data, i));
+    if (r == Reduce::kProd) {
+      if constexpr (std::is_same<Acc, float>::value) {
+        acc[o] = started[o] ? fmul(acc[o], v) : v;
+      } else if constexpr (std::is_floating_point<Acc>::value) {
+        const Acc product = acc[o] * v;
+        acc[o] = !started[o] ? v : product != product ? nan_result(acc[o], v) : product;
+      } else {
+        acc[o] = static_cast<Acc>(started[o] ? static_cast<Acc>(acc[o] * v) : v);  // unsigned: wraps
+      }
+      started[o] = true;
+      return;
+    }
     if constexpr (std::is_same<Acc, float>::value) {
       acc[o] = started[o] ? fadd(acc[o], v) : v;
     } else if constexpr (std::is_floating_point<Acc>::value) {
@@ -171,6 +183,9 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
       }
     }
   }
+  if (r == Reduce::kProd)  // the empty product
+    for (int64_t j = 0; j < n_out; ++j)
+      if (!started[static_cast<size_t>(j)]) acc[static_cast<size_t>(j)] = Acc(1);
   for (int64_t j = 0; j < n_out; ++j) store_at<T>(y.data, j, static_cast<C>(acc[j]));
 }
 
@@ -240,6 +255,17 @@ aclError k_reduce_max(const OpCall& c, Run* run) {
   return k_reduce(c, run, "ReduceMax", Reduce::kMax);
 }
 
+// ReduceProd(x, axes; keep_dims = false, noop_with_empty_axes = true) -> y (hicann/ops-math
+// math/reduce_prod/op_graph/reduce_prod_proto.h, REG_OP(ReduceProd), TensorFlow's ReduceProd; README:
+// every product line but Atlas 200I/500 A2): the same inputs and shape rules as ReduceSum; each
+// output multiplies its inputs in increasing (row-major) order from the first one (float32 for
+// float32/float16/bfloat16, one rounding at the end; float64; integers wrap); over no element 1.
+aclError k_reduce_prod(const OpCall& c, Run* run) {
+  if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
+    return rc;
+  return k_reduce(c, run, "ReduceProd", Reduce::kProd);
+}
+
 aclError k_reduce_min(const OpCall& c, Run* run) {
   if (aclError rc = expect_x_to_y(c, 2, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}))
     return rc;
@@ -291,6 +317,7 @@ aclError k_reduce_all(const OpCall& c, Run* run) {
 
 // The op types of this file (the registry, op_registry.cc, collects every file's).
 ACLSIM_OPS(reduce, {"ReduceSum", k_reduce_sum}, {"ReduceMean", k_reduce_mean}, {"ReduceMax", k_reduce_max},
-           {"ReduceMin", k_reduce_min}, {"ReduceAny", k_reduce_any}, {"ReduceAll", k_reduce_all})
+           {"ReduceMin", k_reduce_min}, {"ReduceProd", k_reduce_prod}, {"ReduceAny", k_reduce_any},
+           {"ReduceAll", k_reduce_all})
 
 }  // namespace aclsim
