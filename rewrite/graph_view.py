@@ -109,6 +109,11 @@ class GraphView:
         self.unreadable: dict[str, str] = {}  # constant name -> why its value could not be read
         self.output_names = {t.name for t in graph.outputs}
 
+    @property
+    def model(self) -> onnx.ModelProto | None:
+        """The model the graph belongs to (its opset imports), if the view was given it."""
+        return self._model
+
     # -- structure ------------------------------------------------------------------------
     @staticmethod
     def producer(tensor) -> gs.Node | None:

@@ -28,6 +28,8 @@ TRAINING_RULE_MODULES = (
     "softmax_cross_entropy",
     "max_pool_backward",
     "leaky_relu_backward",
+    "softmax_backward",
+    "softmax_backward_factored",
 )
 
 

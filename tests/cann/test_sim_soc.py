@@ -26,7 +26,7 @@ B, P, T = "ascend310b", "ascend310p", "ascend910"
 ONLY_950 = {"ascend910_93", "ascend910b", B, P, T}
 MISSING = {
     # hicann/ops-nn
-    "EluGrad": {B}, "EluGradV2": {B}, "Relu": {B}, "ReluGrad": {B}, "Sigmoid": {B}, "LogSoftmaxV2": {B},
+    "EluGrad": {B}, "EluGradV2": {B}, "SoftmaxGrad": {B}, "Relu": {B}, "ReluGrad": {B}, "Sigmoid": {B}, "LogSoftmaxV2": {B},
     "LogSoftmaxGrad": {B}, "SoftmaxCrossEntropyWithLogits": {B}, "CrossEntropyLoss": {B, P, T}, "CrossEntropyLossGrad": {B, P, T},
     "SparseSoftmaxCrossEntropyWithLogits": ONLY_950,
     "GatherElements": ONLY_950, "ScatterElements": ONLY_950, "GatherElementsV2": {"ascend950", B, P, T},
