@@ -30,6 +30,7 @@ TRAINING_RULE_MODULES = (
     "leaky_relu_backward",
     "softmax_backward",
     "softmax_backward_factored",
+    "layer_norm_backward",
 )
 
 

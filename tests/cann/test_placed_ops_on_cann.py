@@ -50,11 +50,12 @@ def boolean(*shape):
 class Case:
     """``op(inputs, **attrs)``; ``consts``: inputs given as initializers (shapes, axes);
     ``exact``: bit-exact against the CPU EP, else within the tolerance table; ``opset``: the
-    model's ai.onnx opset."""
+    model's ai.onnx opset; ``unnamed``: indices of optional outputs named "" (not produced)."""
 
-    def __init__(self, id, op, inputs, attrs=None, consts=(), exact=True, outputs=1, opset=OPSET):
+    def __init__(self, id, op, inputs, attrs=None, consts=(), exact=True, outputs=1, opset=OPSET, unnamed=()):
         self.id, self.op, self.inputs, self.attrs = id, op, inputs, attrs or {}
         self.consts, self.exact, self.n_out, self.opset = set(consts), exact, outputs, opset
+        self.unnamed = set(unnamed)
 
     def model(self):
         names, graph_inputs, inits = [], [], []
@@ -69,10 +70,10 @@ class Case:
             else:
                 elem = helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype)
                 graph_inputs.append(helper.make_tensor_value_info(name, elem, list(np.shape(value))))
-        outs = [f"out{k}" for k in range(self.n_out)]
+        outs = ["" if k in self.unnamed else f"out{k}" for k in range(self.n_out)]
         node = helper.make_node(self.op, names, outs, name="node", **self.attrs)
         graph = helper.make_graph([node], self.id, graph_inputs,
-                                  [helper.make_empty_tensor_value_info(o) for o in outs], inits)
+                                  [helper.make_empty_tensor_value_info(o) for o in outs if o], inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
         m.ir_version = IR_VERSION
         return m
@@ -248,6 +249,9 @@ CASES = [
     Case("layer_norm", "LayerNormalization", [f32(4, 6, 32), f32(32), f32(32)], exact=False, outputs=3),
     Case("layer_norm_axis1_no_bias", "LayerNormalization", [f32(3, 5, 70), f32(5, 70)], {"axis": 1, "epsilon": 1e-3},
          consts=[1], exact=False, outputs=3),
+    # an optional output named "" between produced ones (ORT gives the kernel no tensor for it)
+    Case("layer_norm_no_mean", "LayerNormalization", [f32(4, 6, 32), f32(32), f32(32)], exact=False, outputs=3,
+         unnamed=[1]),
     Case("layer_norm_y_only", "LayerNormalization", [f32(8, 16), f32(16), f32(16)], {"axis": -1}, exact=False),
     # Y only: the CPU EP rounds a float16 input's Mean and InvStdDev to float16 values (test_layer_norm_f16_statistics)
     Case("layer_norm_f16", "LayerNormalization", [f32(4, 24).astype(np.float16), f32(24).astype(np.float16),
@@ -416,6 +420,7 @@ CASES = [
          {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 1, 1, 1], "ceil_mode": 1}, outputs=2),
     Case("max_pool_indices_1d", "MaxPool", [f32(2, 3, 9)], {"kernel_shape": [3], "strides": [2], "pads": [1, 1]},
          outputs=2),
+    Case("max_pool_unnamed_indices", "MaxPool", [f32(2, 3, 5, 5)], {"kernel_shape": [3, 3]}, outputs=2, unnamed=[1]),
     Case("max_pool_indices_3d", "MaxPool", [f32(2, 2, 4, 5, 6)],
          {"kernel_shape": [3, 2, 3], "strides": [1, 2, 2], "pads": [1, 1, 1, 1, 1, 1]}, outputs=2),
     # dilations: Conv3DV2 of ones, RealDiv by the divisors (where the CPU EP agrees with ONNX: the

@@ -41,7 +41,7 @@ NO_SPECIALS = {"cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil",
                "max_pool_1d", "max_pool_1d_ceil", "max_pool_same_upper", "max_pool_same_lower", "max_pool_1d_valid",
                "scatter_nd_none_rows", "scatter_nd_none_elements_f16", "scatter_nd_none_bool_batch",
                "scatter_nd_none_int64", "max_pool_3d", "max_pool_3d_pads_ceil_f16", "max_pool_3d_dilated",
-               "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "gather_nd_batch_dims_1",
+               "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "max_pool_unnamed_indices", "gather_nd_batch_dims_1",
                "gather_nd_batch_dims_2_tuples_int32", "pow_int32", "pow_int64_int32_exponent",
                "max_pool_indices", "max_pool_indices_column_major", "max_pool_indices_ceil_f16",
                "max_pool_indices_1d", "max_pool_indices_3d", "tile_computed_repeats_bool"}

@@ -120,13 +120,26 @@ OrtStatusPtr GetInput(OrtKernelContext* context, size_t index, TensorView* view)
   return nullptr;
 }
 
-OrtStatusPtr AllocateOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, void** data) {
+OrtStatusPtr AllocateOptionalOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape,
+                                    void** data, bool* produced) {
   const OrtApi& api = Api();
   OrtValue* y = nullptr;
   *data = nullptr;
+  *produced = false;
+  if (!HasOutput(context, index)) return nullptr;
+  // ORT gives no OrtValue for an output named "" (OpKernelContext::Output of a missing NodeArg).
   ORTOPS_RETURN_IF_ERROR(api.KernelContext_GetOutput(context, index, shape.data(), shape.size(), &y));
+  if (y == nullptr) return nullptr;
+  *produced = true;
   if (ElementCount(shape) == 0) return nullptr;
   return api.GetTensorMutableData(y, data);
+}
+
+OrtStatusPtr AllocateOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, void** data) {
+  bool produced = false;
+  ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, index, shape, data, &produced));
+  if (!produced) return MakeError("output " + std::to_string(index) + " is required but the node does not produce it");
+  return nullptr;
 }
 
 bool HasOutput(OrtKernelContext* context, size_t index) {

@@ -60,9 +60,14 @@ struct TensorView {
 
 // Input `index` (named `name` in errors) of `op`; omitted optional inputs give present = false.
 OrtStatusPtr GetInput(OrtKernelContext* context, size_t index, TensorView* view);
-// Allocates output `index` with `shape`; `*data` is null for an empty output.
+// Allocates output `index` with `shape`; `*data` is null for an empty output. An error naming the
+// index if the node does not produce it.
 OrtStatusPtr AllocateOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, void** data);
-// Whether output `index` is used by the graph (optional outputs may be omitted).
+// Allocates optional output `index` if the node produces it (`*produced`): an output left out at the
+// end or named "" is not produced and gets no memory. `*data` is null for an empty output.
+OrtStatusPtr AllocateOptionalOutput(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape,
+                                    void** data, bool* produced);
+// Whether the node has an output slot `index` (it may still be named "": AllocateOptionalOutput tells).
 bool HasOutput(OrtKernelContext* context, size_t index);
 
 // The values of an int64 or int32 tensor in CPU memory (shapes, axes).

@@ -72,9 +72,9 @@ class LayerNormKernel : public PlacedKernel {
                   " elements, expected " + std::to_string(norm_size));
     }
     void *mean = nullptr, *inv_std = nullptr;
-    const bool has_mean = HasOutput(context, 1), has_inv_std = HasOutput(context, 2);
-    if (has_mean) ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, stats, &mean));
-    if (has_inv_std) ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 2, stats, &inv_std));
+    bool has_mean = false, has_inv_std = false;  // outputs left out or named "" are not produced
+    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, stats, &mean, &has_mean));
+    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 2, stats, &inv_std, &has_inv_std));
     const size_t stats_bytes = ElementCount(stats) * sizeof(float);
     return OnOutput(context, x.shape, [&](CannRun& begun, void* y) -> OrtStatusPtr {
       cann::SequenceRun run;

@@ -395,7 +395,9 @@ class MaxPoolKernel : public PoolKernel {
       return Fail("X " + ShapeText(x.shape) + " has more positions than CANN's int32 argmax indexes");
     }
     void* indices = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &indices));
+    bool with_indices = false;  // an Indices output named "" is not produced: Y alone
+    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, shape, &indices, &with_indices));
+    if (!with_indices) return Pool(context, nullptr, false);
     return OnOutput(context, shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
       const char* route = column_major ? "indices_column_major" : "indices";
       ORTOPS_RETURN_IF_ERROR(RequireRoute(*begun.acl, route));

@@ -114,9 +114,6 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, const Attributes& a, Io
   }
   if (with_momentum) {
     ORTOPS_RETURN_IF_ERROR(CheckTensor(kName, "momentum_buffer", io->buffer, kF32, &shape, "param"));
-    if (!HasOutput(context, 1)) {
-      return MakeError(std::string(kName) + ": momentum != 0 needs the new_momentum_buffer output");
-    }
   }
   ORTOPS_RETURN_IF_ERROR(ReadChecked(context, 3, kName, "scalars", kF32, &io->scalars));
   if (io->scalars.shape != std::vector<int64_t>{kScalars}) {
@@ -125,7 +122,11 @@ inline OrtStatusPtr PrepareIo(OrtKernelContext* context, const Attributes& a, Io
   }
   io->count = io->param.count;
   ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, shape, &io->new_param));
-  if (with_momentum) ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, shape, &io->new_buffer));
+  if (with_momentum) {
+    bool produced = false;
+    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, shape, &io->new_buffer, &produced));
+    if (!produced) return MakeError(std::string(kName) + ": momentum != 0 needs the new_momentum_buffer output");
+  }
   return nullptr;
 }
 
