@@ -25,6 +25,7 @@
 #include "cann/acl_types.h"
 #include "cann/cann_run.h"
 #include "cann/stream_scratch.h"
+#include "common/declared_op.h"
 #include "common/ort_api.h"
 #include "common/tensor_io.h"
 
@@ -143,6 +144,30 @@ class Float32Io {
   const SequenceRun* run_ = nullptr;
 };
 
+// Init of a kernel that launches CANN op `op_type` in float32 on tensors of T (Float32Io): `op_type`,
+// and Cast unless T is float32, must exist on the SoC.
+template <typename T>
+OrtStatusPtr Float32OpAcl(const char* kernel, const char* op_type) {
+  const AclApi* acl = nullptr;
+  if (Float32Io<T>::kCasts) return KernelAcl(kernel, {op_type, "Cast"}, &acl);
+  return KernelAcl(kernel, {op_type}, &acl);
+}
+
+// The Run of an elementwise kernel computed in float32: `layout` holds the kernel's own scratch
+// buffers (their offsets for run.Scratch), to which the float32 copies of io's tensors are added;
+// after the lease and the casts in, `launch(f32)` enqueues the float32 ops from f32.In(i) to
+// f32.Out(0); then the cast out to T.
+template <typename T, typename Launch>
+OrtStatusPtr RunInFloat32(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run, ScratchUser& scratch,
+                          ScratchLayout layout, const Launch& launch) {
+  Float32Io<T> f32;
+  f32.Elementwise(&layout, io);
+  ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
+  ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
+  ORTOPS_RETURN_IF_ERROR(launch(static_cast<const Float32Io<T>&>(f32)));
+  return f32.CastOutputs();
+}
+
 // The ComputeV2 of a CANN kernel of op `op`: `prepare(&io)` reads the inputs into an `Io` (with a
 // `count` of elements); nothing for an empty tensor (CANN rejects empty tensors; the outputs are
 // empty anyway), else `kernel.Run(context, io, run)` on a begun SequenceRun.
@@ -166,5 +191,25 @@ OrtStatusPtr RunElementwise(const K& kernel, OrtKernelContext* context) {
   return RunSequence<ElementwiseIo>(kernel, context, Decl::kName,
                                     [context](ElementwiseIo* io) { return PrepareDeclared<Decl, T>(context, io); });
 }
+
+// The skeleton of a CANN kernel of elementwise declared op Decl that is one CANN op, K::kCannOp,
+// launched in float32 on tensors of T (the Float32Io cast-wrap). K derives from
+// Float32OpKernel<Decl, T, K>, inherits its constructor and defines
+//   static constexpr const char* kCannOp = "...";
+//   OrtStatusPtr Launch(const SequenceRun& run, const ElementwiseIo& io, const Float32Io<T>& f32) const;
+// which enqueues kCannOp from f32.In(i) to f32.Out(0) (io: the tensors of T, their shape).
+template <typename Decl, typename T, typename K>
+struct Float32OpKernel : WithAttributes<Decl> {
+  using WithAttributes<Decl>::WithAttributes;
+  mutable ScratchUser scratch;
+
+  OrtStatusPtr Init() { return Float32OpAcl<T>(Decl::kName, K::kCannOp); }
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const { return RunElementwise<Decl, T>(*this, context); }
+  OrtStatusPtr Run(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
+    const K& kernel = static_cast<const K&>(*this);
+    return RunInFloat32<T>(context, io, run, scratch, {},
+                           [&](const Float32Io<T>& f32) { return kernel.Launch(run, io, f32); });
+  }
+};
 
 }  // namespace ortops::cann

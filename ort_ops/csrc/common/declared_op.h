@@ -137,6 +137,19 @@ class AttributeKernel : public Kernel {
   K kernel_;
 };
 
+// The base of a kernel class of declared op Decl: `attributes`, its declared attributes as read and
+// checked at creation. A kernel inherits the constructor:
+//   template <typename T>
+//   struct CpuKernel : WithAttributes<Def> {
+//     using WithAttributes<Def>::WithAttributes;
+//     OrtStatusPtr ComputeV2(OrtKernelContext* context) const;  // reads attributes.axis, ...
+//   };
+template <typename Decl>
+struct WithAttributes {
+  explicit WithAttributes(const typename Decl::Attributes& declared) : attributes(declared) {}
+  const typename Decl::Attributes attributes;
+};
+
 template <typename Decl, typename K>
 OrtStatusPtr MakeAttributeKernel(const OrtKernelInfo* info, const DeclaredOp&, Kernel** kernel) {
   typename Decl::Attributes attributes;

@@ -48,9 +48,7 @@ class ConcatKernel : public JoinSplitKernel {
     }
     const size_t rank = xs[0].shape.size();
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, rank, &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for inputs of shape " + ShapeText(xs[0].shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, xs[0], "inputs", &axis));
     const auto a = static_cast<size_t>(axis);
     std::vector<int64_t> shape = xs[0].shape;
     shape[a] = 0;
@@ -98,9 +96,7 @@ class SplitKernel : public JoinSplitKernel {
     size_t n = 0;
     ORTOPS_RETURN_IF_ERROR(CountOf(context, false, &n));
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for input of shape " + ShapeText(x.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "input", &axis));
     const auto a = static_cast<size_t>(axis);
     const int64_t dim = x.shape[a];
     std::vector<int64_t> sizes = attribute_split_;

@@ -87,13 +87,8 @@ class ConvKernel : public PlacedKernel {
       } else {
         op.AbsentInput();
       }
-      return op.Output(out, ElementCount(shape) * ElementSize(x.type), type, As4d(shape), ACL_FORMAT_NCHW)
-          .AttrInts("strides", {1, 1, strides[0], strides[1]})
-          .AttrInts("pads", CannPads(pads, spatial))
-          .AttrInts("dilations", {1, 1, dilations[0], dilations[1]})
-          .AttrInt("groups", group)
-          .AttrString("data_format", "NCHW")
-          .Run(run.stream);
+      op.Output(out, ElementCount(shape) * ElementSize(x.type), type, As4d(shape), ACL_FORMAT_NCHW);
+      return ConvWindowAttributes(op, strides, CannPads(pads, spatial), dilations, group).Run(run.stream);
     });
   }
 
@@ -123,13 +118,8 @@ class ConvKernel : public PlacedKernel {
       } else {
         op.AbsentInput();
       }
-      return op.Output(out, ElementCount(shape) * ElementSize(x.type), type, shape, ACL_FORMAT_NCDHW)
-          .AttrInts("strides", {1, 1, strides[0], strides[1], strides[2]})
-          .AttrInts("pads", cann_pads)
-          .AttrInts("dilations", {1, 1, dilations[0], dilations[1], dilations[2]})
-          .AttrInt("groups", attrs_.group)
-          .AttrString("data_format", "NCDHW")
-          .Run(run.stream);
+      op.Output(out, ElementCount(shape) * ElementSize(x.type), type, shape, ACL_FORMAT_NCDHW);
+      return ConvWindowAttributes(op, strides, cann_pads, dilations, attrs_.group).Run(run.stream);
     });
   }
 

@@ -116,17 +116,13 @@ class ConvTransposeKernel : public PlacedKernel {
       const std::vector<int64_t> shape4 = As4d(shape);
       const int32_t input_size[4] = {static_cast<int32_t>(shape4[0]), static_cast<int32_t>(shape4[1]),
                                      static_cast<int32_t>(shape4[2]), static_cast<int32_t>(shape4[3])};
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Conv2DBackpropInput")
-                                 .ConstInput(input_size, sizeof input_size, ACL_INT32, {4})
-                                 .Input(w.data, Bytes(w), type, As4d(w.shape), ACL_FORMAT_NCHW)
-                                 .Input(x.data, Bytes(x), type, As4d(x.shape), ACL_FORMAT_NCHW)
-                                 .Output(out, out_bytes, type, shape4, ACL_FORMAT_NCHW)
-                                 .AttrInts("strides", {1, 1, strides[0], strides[1]})
-                                 .AttrInts("pads", CannPads(pads, spatial))
-                                 .AttrInts("dilations", {1, 1, dilations[0], dilations[1]})
-                                 .AttrInt("groups", group)
-                                 .AttrString("data_format", "NCHW")
-                                 .Run(run.stream));
+      AclOp op(*run.acl, "Conv2DBackpropInput");
+      op.ConstInput(input_size, sizeof input_size, ACL_INT32, {4})
+          .Input(w.data, Bytes(w), type, As4d(w.shape), ACL_FORMAT_NCHW)
+          .Input(x.data, Bytes(x), type, As4d(x.shape), ACL_FORMAT_NCHW)
+          .Output(out, out_bytes, type, shape4, ACL_FORMAT_NCHW);
+      ORTOPS_RETURN_IF_ERROR(
+          ConvWindowAttributes(op, strides, CannPads(pads, spatial), dilations, group).Run(run.stream));
       if (!b.present) return nullptr;
       return AclOp(*run.acl, "Add")
           .Input(out, out_bytes, type, shape4)
@@ -159,17 +155,12 @@ class ConvTransposeKernel : public PlacedKernel {
       const aclDataType type = AclTypeOf(x.type);
       int32_t input_size[5];
       for (size_t i = 0; i < 5; ++i) input_size[i] = static_cast<int32_t>(shape[i]);
-      ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "Conv3DBackpropInputV2")
-                                 .ConstInput(input_size, sizeof input_size, ACL_INT32, {5})
-                                 .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCDHW)
-                                 .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCDHW)
-                                 .Output(out, out_bytes, type, shape, ACL_FORMAT_NCDHW)
-                                 .AttrInts("strides", {1, 1, strides[0], strides[1], strides[2]})
-                                 .AttrInts("pads", cann_pads)
-                                 .AttrInts("dilations", {1, 1, dilations[0], dilations[1], dilations[2]})
-                                 .AttrInt("groups", attrs_.group)
-                                 .AttrString("data_format", "NCDHW")
-                                 .Run(run.stream));
+      AclOp op(*run.acl, "Conv3DBackpropInputV2");
+      op.ConstInput(input_size, sizeof input_size, ACL_INT32, {5})
+          .Input(w.data, Bytes(w), type, w.shape, ACL_FORMAT_NCDHW)
+          .Input(x.data, Bytes(x), type, x.shape, ACL_FORMAT_NCDHW)
+          .Output(out, out_bytes, type, shape, ACL_FORMAT_NCDHW);
+      ORTOPS_RETURN_IF_ERROR(ConvWindowAttributes(op, strides, cann_pads, dilations, attrs_.group).Run(run.stream));
       if (!b.present) return nullptr;
       return AclOp(*run.acl, "Add")
           .Input(out, out_bytes, type, shape)

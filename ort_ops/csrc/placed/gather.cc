@@ -160,9 +160,7 @@ class GatherKernel : public PositionsKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &indices_view));
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for data of shape " + ShapeText(x.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "data", &axis));
     std::vector<int64_t> indices;
     ORTOPS_RETURN_IF_ERROR(Ints(indices_view, "indices", &indices));
     const auto a = static_cast<size_t>(axis);

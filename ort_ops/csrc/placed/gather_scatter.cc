@@ -42,9 +42,7 @@ class GatherElementsKernel : public PlacedKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &index));
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for data of shape " + ShapeText(x.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "data", &axis));
     if (index.shape.size() != x.shape.size()) {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }
@@ -130,9 +128,7 @@ class ScatterElementsKernel : public PlacedKernel {
     ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &indices));
     ORTOPS_RETURN_IF_ERROR(Input(context, 2, "updates", &updates));
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, data.shape.size(), &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for data of shape " + ShapeText(data.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, data, "data", &axis));
     if (indices.shape != updates.shape || indices.shape.size() != data.shape.size()) {
       return Fail("indices " + ShapeText(indices.shape) + " and updates " + ShapeText(updates.shape) +
                   " must have one shape of data's rank (" + ShapeText(data.shape) + ")");

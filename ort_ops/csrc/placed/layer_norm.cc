@@ -41,9 +41,7 @@ class LayerNormKernel : public PlacedKernel {
     ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &bias));
     const size_t rank = x.shape.size();
     int64_t axis = 0;
-    if (rank == 0 || !NormalizeAxis(axis_, rank, &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for X of shape " + ShapeText(x.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "X", &axis));
     std::vector<int32_t> normalized;
     std::vector<int64_t> normalized_dims, stats;
     size_t norm_size = 1;

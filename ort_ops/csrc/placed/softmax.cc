@@ -16,9 +16,7 @@ class SoftmaxKernel : public PlacedKernel {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
     int64_t axis = 0;
-    if (!NormalizeAxis(axis_, x.shape.size(), &axis)) {
-      return Fail("axis " + std::to_string(axis_) + " is out of range for input of shape " + ShapeText(x.shape));
-    }
+    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "input", &axis));
     return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
       const aclDataType type = AclTypeOf(x.type);
       return AclOp(*run.acl, acl_op_)

@@ -38,11 +38,10 @@ using cann::SequenceRun;
 enum class Route { kEluGrad, kEluGradV2, kSequence };
 
 template <typename T>
-struct CannKernel {
-  explicit CannKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
+struct CannKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
   const float zero = 0.0f;
   const typename T::Storage zero_t = 0;  // +0.0 in T
-  const float alpha;
   Route route = Route::kSequence;
   mutable cann::ScratchUser scratch;
 
@@ -50,9 +49,9 @@ struct CannKernel {
   OrtStatusPtr Init() {
     const AclApi* acl = nullptr;
     ORTOPS_RETURN_IF_ERROR(cann::AclForKernel(Def::kName, &acl));
-    if (alpha == 1.0f && cann::HasOps(*acl, {"EluGrad"})) {
+    if (attributes.alpha == 1.0f && cann::HasOps(*acl, {"EluGrad"})) {
       route = Route::kEluGrad;
-    } else if (alpha >= 0.0f && cann::HasOps(*acl, {"EluGradV2", "Greater", "Select"})) {  // (its tiling
+    } else if (attributes.alpha >= 0.0f && cann::HasOps(*acl, {"EluGradV2", "Greater", "Select"})) {  // (its tiling
       // rejects is_result with a negative alpha; NaN fails the test too)
       route = Route::kEluGradV2;
     } else if (cann::HasOps(*acl, {"Less", "Add", "Mul", "Select", "Cast"})) {
@@ -90,7 +89,7 @@ struct CannKernel {
     const cann::AclTensor grads = Device(io.inputs[0], type, shape), activations = Device(io.inputs[1], type, shape);
     ORTOPS_RETURN_IF_ERROR(run.Op("EluGradV2")
                                .Tensors({grads, activations}, {Device(v, type, shape)})
-                               .AttrFloat("alpha", alpha)
+                               .AttrFloat("alpha", attributes.alpha)
                                .AttrFloat("scale", 1.0f)
                                .AttrFloat("input_scale", 1.0f)
                                .AttrBool("is_result", true)
@@ -107,21 +106,19 @@ struct CannKernel {
     // scratch: t | p | mask | [g32 | a32 | y32]
     ScratchLayout layout;
     const size_t at_t = layout.Add(f32_bytes), at_p = layout.Add(f32_bytes), at_mask = layout.Add(n);
-    Float32Io<T> f32;
-    f32.Elementwise(&layout, io);  // In(0) grads, In(1) activations, Out(0) y
-    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
-    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
-    char* t = run.Scratch(at_t);
-    char* p = run.Scratch(at_p);
-    char* mask = run.Scratch(at_mask);
-    const void* g32 = f32.In(0);
-    const void* a32 = f32.In(1);
-    ORTOPS_RETURN_IF_ERROR(run.Launch("Add", {F32(a32, shape), HostConstant(&alpha, ACL_FLOAT)}, {F32(t, shape)}));
-    ORTOPS_RETURN_IF_ERROR(run.Launch("Mul", {F32(g32, shape), F32(t, shape)}, {F32(p, shape)}));
-    ORTOPS_RETURN_IF_ERROR(run.Launch("Less", {F32(a32, shape), HostConstant(&zero, ACL_FLOAT)}, {Mask(mask, shape)}));
-    ORTOPS_RETURN_IF_ERROR(
-        run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(0), shape)}));
-    return f32.CastOutputs();
+    return cann::RunInFloat32<T>(context, io, run, scratch, layout, [&](const Float32Io<T>& f32) {
+      char* t = run.Scratch(at_t);
+      char* p = run.Scratch(at_p);
+      char* mask = run.Scratch(at_mask);
+      const void* g32 = f32.In(0);  // In(1) activations, Out(0) y
+      const void* a32 = f32.In(1);
+      ORTOPS_RETURN_IF_ERROR(
+          run.Launch("Add", {F32(a32, shape), HostConstant(&attributes.alpha, ACL_FLOAT)}, {F32(t, shape)}));
+      ORTOPS_RETURN_IF_ERROR(run.Launch("Mul", {F32(g32, shape), F32(t, shape)}, {F32(p, shape)}));
+      ORTOPS_RETURN_IF_ERROR(
+          run.Launch("Less", {F32(a32, shape), HostConstant(&zero, ACL_FLOAT)}, {Mask(mask, shape)}));
+      return run.Launch("Select", {Mask(mask, shape), F32(p, shape), F32(g32, shape)}, {F32(f32.Out(0), shape)});
+    });
   }
 };
 

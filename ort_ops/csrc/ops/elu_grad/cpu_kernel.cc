@@ -29,16 +29,15 @@ CpuLoop LoopFor<BFloat16>(const CpuLoops& loops) {
 }
 
 template <typename T>
-struct CpuKernel {
-  explicit CpuKernel(const Def::Attributes& attributes) : alpha(attributes.alpha) {}
-  float alpha;
+struct CpuKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     ElementwiseIo io;
     ORTOPS_RETURN_IF_ERROR((PrepareDeclared<Def, T>(context, &io)));
     const CpuLoop loop = LoopFor<T>(SelectLoops());
     const bool streaming = io.count * sizeof(typename T::Storage) >= kStreamingMinBytes;
-    const float a = alpha;
+    const float a = attributes.alpha;
     return ForEachChunk<T>(
         context, io, [loop, a, streaming](const ElementwiseChunk& c) { loop(c.x[0], c.x[1], c.y, c.n, a, streaming); });
   }

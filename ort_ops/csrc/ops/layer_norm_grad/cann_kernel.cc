@@ -24,9 +24,8 @@ using cann::ScratchLayout;
 using cann::SequenceRun;
 
 template <typename T>
-struct CannKernel {
-  explicit CannKernel(const Def::Attributes& attributes) : axis(attributes.axis) {}
-  const int64_t axis;
+struct CannKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
   mutable cann::ScratchUser scratch;
 
   OrtStatusPtr Init() {
@@ -36,34 +35,33 @@ struct CannKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     Run run;
-    ORTOPS_RETURN_IF_ERROR(GetInputs(context, axis, &run));
-    void *dx = nullptr, *dscale = nullptr, *dbias = nullptr;
-    bool with_dscale = false, with_dbias = false;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutputs(context, run, &dx, &dscale, &dbias, &with_dscale, &with_dbias));
+    ORTOPS_RETURN_IF_ERROR(Prepare(context, attributes.axis, &run));
     if (run.m == 0) return nullptr;  // every output is empty
     SequenceRun cann;
     ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &cann));
     constexpr aclDataType type = cann::kAclType<T>;
     const size_t param_bytes = cann::AclBytes(type, run.scale_shape);
     if (run.rows == 0) {  // sums over no rows
-      for (void* out : {dscale, dbias}) {
+      for (void* out : {run.dscale, run.dbias}) {
         if (out == nullptr) continue;
         const aclError rc = cann.acl->MemsetAsync(out, param_bytes, 0, param_bytes, cann.stream);
         if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": aclrtMemsetAsync", rc);
       }
       return nullptr;
     }
+    // the outputs the node does not produce are written to scratch
     ScratchLayout layout;
-    const size_t dscale_at = layout.Add(with_dscale ? 0 : param_bytes);
-    const size_t dbias_at = layout.Add(with_dbias ? 0 : param_bytes);
+    const size_t dscale_at = layout.Add(run.dscale != nullptr ? 0 : param_bytes);
+    const size_t dbias_at = layout.Add(run.dbias != nullptr ? 0 : param_bytes);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch, run.x.memory, layout.size()));
-    if (!with_dscale) dscale = cann.Scratch(dscale_at);
-    if (!with_dbias) dbias = cann.Scratch(dbias_at);
+    void* dscale = run.dscale != nullptr ? run.dscale : cann.Scratch(dscale_at);
+    void* dbias = run.dbias != nullptr ? run.dbias : cann.Scratch(dbias_at);
     const std::vector<int64_t>& shape = run.x.shape;
     return cann.Op("LayerNormGradV3")
-        .Tensors({Device(run.dy.data, type, shape), Device(run.x.data, type, shape), F32(run.rstd.data, run.rstd.shape),
-                  F32(run.mean.data, run.mean.shape), Device(run.scale.data, type, run.scale_shape)},
-                 {Device(dx, type, shape), Device(dscale, type, run.scale_shape), Device(dbias, type, run.scale_shape)})
+        .Tensors(
+            {Device(run.dy.data, type, shape), Device(run.x.data, type, shape), F32(run.rstd.data, run.rstd.shape),
+             F32(run.mean.data, run.mean.shape), Device(run.scale.data, type, run.scale_shape)},
+            {Device(run.dx, type, shape), Device(dscale, type, run.scale_shape), Device(dbias, type, run.scale_shape)})
         .Run(cann.stream);
   }
 };

@@ -12,16 +12,12 @@ namespace ortops::layer_norm_grad {
 namespace {
 
 template <typename T>
-struct CpuKernel {
-  explicit CpuKernel(const Def::Attributes& attributes) : axis(attributes.axis) {}
-  int64_t axis;
+struct CpuKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     Run run;
-    ORTOPS_RETURN_IF_ERROR(GetInputs(context, axis, &run));
-    void *dx = nullptr, *dscale = nullptr, *dbias = nullptr;
-    bool with_dscale = false, with_dbias = false;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutputs(context, run, &dx, &dscale, &dbias, &with_dscale, &with_dbias));
+    ORTOPS_RETURN_IF_ERROR(Prepare(context, attributes.axis, &run));
     const int64_t m = run.m, rows = run.rows;
     const bool parallel = static_cast<int64_t>(run.x.count) >= kItemParallelMinElements;
     auto xhat = [&run, m](int64_t r, int64_t k) {
@@ -46,13 +42,13 @@ struct CpuKernel {
       for (int64_t k = 0; k < m; ++k) {
         const auto at = static_cast<size_t>(r * m + k);
         const float g = LoadFloat<T>(run.dy.data, at) * LoadFloat<T>(run.scale.data, static_cast<size_t>(k));
-        StoreFloat<T>(dx, at, (g - (a + xhat(r, k) * b)) * rstd);
+        StoreFloat<T>(run.dx, at, (g - (a + xhat(r, k) * b)) * rstd);
       }
     };
     if (run.x.count > 0) {
       ORTOPS_RETURN_IF_ERROR(ForEachItem(context, static_cast<size_t>(rows), parallel && rows > 1, row));
     }
-    if (!with_dscale && !with_dbias) return nullptr;
+    if (run.dscale == nullptr && run.dbias == nullptr) return nullptr;
     auto column = [&](size_t item) {
       const auto k = static_cast<int64_t>(item);
       float ds = 0.0f, db = 0.0f;
@@ -62,8 +58,8 @@ struct CpuKernel {
         ds = r == 0 ? dxh : ds + dxh;
         db = r == 0 ? d : db + d;
       }
-      if (dscale != nullptr) StoreFloat<T>(dscale, item, ds);
-      if (dbias != nullptr) StoreFloat<T>(dbias, item, db);
+      if (run.dscale != nullptr) StoreFloat<T>(run.dscale, item, ds);
+      if (run.dbias != nullptr) StoreFloat<T>(run.dbias, item, db);
     };
     return ForEachItem(context, static_cast<size_t>(m), parallel && m > 1, column);
   }

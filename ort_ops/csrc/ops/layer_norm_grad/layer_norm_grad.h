@@ -24,6 +24,9 @@ struct Run {
   TensorView dy, x, mean, rstd, scale;
   std::vector<int64_t> scale_shape;  // x's dims from the axis on (dscale's and dbias's shape)
   int64_t rows = 1, m = 1;
+  void* dx = nullptr;
+  void* dscale = nullptr;  // nullptr: the node does not produce it
+  void* dbias = nullptr;
 };
 
 // Reads the five inputs and checks their shapes against x and axis (errors name the inputs, shapes
@@ -65,12 +68,14 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, int64_t axis, Run* run)
   return nullptr;
 }
 
-// Allocates dx and the dscale / dbias the node produces (`*produced_*`).
-inline OrtStatusPtr AllocateOutputs(OrtKernelContext* context, const Run& run, void** dx, void** dscale, void** dbias,
-                                    bool* produced_dscale, bool* produced_dbias) {
-  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run.x.shape, dx));
-  ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, run.scale_shape, dscale, produced_dscale));
-  return AllocateOptionalOutput(context, 2, run.scale_shape, dbias, produced_dbias);
+// GetInputs, then allocates dx and the dscale / dbias the node produces (left null when it does
+// not, and when x has no element: then every output is empty).
+inline OrtStatusPtr Prepare(OrtKernelContext* context, int64_t axis, Run* run) {
+  ORTOPS_RETURN_IF_ERROR(GetInputs(context, axis, run));
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run->x.shape, &run->dx));
+  bool produced = false;
+  ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, run->scale_shape, &run->dscale, &produced));
+  return AllocateOptionalOutput(context, 2, run->scale_shape, &run->dbias, &produced);
 }
 
 }  // namespace ortops::layer_norm_grad

@@ -8,8 +8,6 @@
 // (cann/sequence_kernel.h): the casts are its Float32Io, the float32 copies live in the run's
 // scratch lease. A SoC without the ops fails the session naming the SoC and the op (cann/soc.h).
 // Empty tensors launch nothing.
-#include <vector>
-
 #include "cann/sequence_kernel.h"
 #include "cann/soc.h"
 #include "common/op_base.h"
@@ -18,37 +16,17 @@
 namespace ortops::leaky_relu_grad {
 namespace {
 
-using cann::F32;
-using cann::Float32Io;
-using cann::ScratchLayout;
-using cann::SequenceRun;
-
 template <typename T>
-struct CannKernel {
-  explicit CannKernel(const Def::Attributes& attributes) : slope(attributes.negative_slope) {}
-  const float slope;
-  mutable cann::ScratchUser scratch;
+struct CannKernel : cann::Float32OpKernel<Def, T, CannKernel<T>> {
+  using cann::Float32OpKernel<Def, T, CannKernel<T>>::Float32OpKernel;
+  static constexpr const char* kCannOp = "LeakyReluGrad";
 
-  OrtStatusPtr Init() {
-    const cann::AclApi* acl = nullptr;
-    if (Float32Io<T>::kCasts) return cann::KernelAcl(Def::kName, {"LeakyReluGrad", "Cast"}, &acl);
-    return cann::KernelAcl(Def::kName, {"LeakyReluGrad"}, &acl);
-  }
-
-  OrtStatusPtr ComputeV2(OrtKernelContext* context) const { return cann::RunElementwise<Def, T>(*this, context); }
-
-  OrtStatusPtr Run(OrtKernelContext* context, const ElementwiseIo& io, SequenceRun& run) const {
-    const auto& shape = io.shape;
-    ScratchLayout layout;
-    Float32Io<T> f32;
-    f32.Elementwise(&layout, io);  // In(0) gradients, In(1) features, Out(0) backprops
-    ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch, io.memory, layout.size()));
-    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(run));
-    ORTOPS_RETURN_IF_ERROR(run.Op("LeakyReluGrad")
-                               .Tensors({F32(f32.In(0), shape), F32(f32.In(1), shape)}, {F32(f32.Out(0), shape)})
-                               .AttrFloat("negative_slope", slope)
-                               .Run(run.stream));
-    return f32.CastOutputs();
+  // In(0) gradients, In(1) features, Out(0) backprops
+  OrtStatusPtr Launch(const cann::SequenceRun& run, const ElementwiseIo& io, const cann::Float32Io<T>& f32) const {
+    return run.Op(kCannOp)
+        .Tensors({cann::F32(f32.In(0), io.shape), cann::F32(f32.In(1), io.shape)}, {cann::F32(f32.Out(0), io.shape)})
+        .AttrFloat("negative_slope", this->attributes.negative_slope)
+        .Run(run.stream);
   }
 };
 

@@ -28,12 +28,11 @@ inline float LeakyReluGrad32(float gradients, float features, float slope) {
 }
 
 template <typename T>
-struct CpuKernel {
-  explicit CpuKernel(const Def::Attributes& attributes) : slope(attributes.negative_slope) {}
-  float slope;
+struct CpuKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
-    const float s = slope;
+    const float s = attributes.negative_slope;
     return MapDeclared<Def, T>(context, [s](float g, float f) { return LeakyReluGrad32(g, f, s); });
   }
 };

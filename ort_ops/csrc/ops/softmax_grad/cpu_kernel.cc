@@ -11,13 +11,12 @@ namespace ortops::softmax_grad {
 namespace {
 
 template <typename T>
-struct CpuKernel {
-  explicit CpuKernel(const Def::Attributes& attributes) : axis(attributes.axis) {}
-  int64_t axis;
+struct CpuKernel : WithAttributes<Def> {
+  using WithAttributes<Def>::WithAttributes;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const {
     Run run;
-    ORTOPS_RETURN_IF_ERROR(GetInputs(context, axis, &run));
+    ORTOPS_RETURN_IF_ERROR(GetInputs(context, attributes.axis, &run));
     void* dx = nullptr;
     ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run.y.shape, &dx));
     if (run.y.count == 0) return nullptr;

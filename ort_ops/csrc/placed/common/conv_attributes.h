@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cann/acl_op.h"
 #include "common/tensor_io.h"
 
 namespace ortops::placed {
@@ -128,6 +129,22 @@ inline std::vector<int64_t> CannPads(const std::vector<int64_t>& pads, size_t sp
   if (spatial == 1) return {0, 0, p[0], p[1]};
   if (spatial == 3) return {p[0], p[3], p[1], p[4], p[2], p[5]};
   return {p[0], p[2], p[1], p[3]};
+}
+
+// The window attributes of CANN's convolution ops (Conv2D, Conv3DV2, Conv2DBackpropInput,
+// Conv3DBackpropInputV2): strides and dilations of the 2 (NCHW, As2d's) or 3 (NCDHW) window axes
+// with 1 on N and C, pads in CANN's order (CannPads), groups and data_format.
+inline cann::AclOp& ConvWindowAttributes(cann::AclOp& op, const std::vector<int64_t>& strides,
+                                         const std::vector<int64_t>& cann_pads, const std::vector<int64_t>& dilations,
+                                         int64_t groups) {
+  std::vector<int64_t> all_strides{1, 1}, all_dilations{1, 1};
+  all_strides.insert(all_strides.end(), strides.begin(), strides.end());
+  all_dilations.insert(all_dilations.end(), dilations.begin(), dilations.end());
+  return op.AttrInts("strides", all_strides)
+      .AttrInts("pads", cann_pads)
+      .AttrInts("dilations", all_dilations)
+      .AttrInt("groups", groups)
+      .AttrString("data_format", strides.size() == 3 ? "NCDHW" : "NCHW");
 }
 
 // A shape of `spatial` dims after N and C as the 4-D one ([N, C, 1, L] for 1-D).

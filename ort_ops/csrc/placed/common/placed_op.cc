@@ -87,6 +87,11 @@ OrtStatusPtr PlacedKernel::Ints(const TensorView& view, const char* what, std::v
   return ReadIntegers(view, name_, what, values);
 }
 
+OrtStatusPtr PlacedKernel::AxisOf(int64_t axis, const TensorView& x, const char* what, int64_t* out) const {
+  if (NormalizeAxis(axis, x.shape.size(), out)) return nullptr;
+  return Fail("axis " + std::to_string(axis) + " is out of range for " + what + " of shape " + ShapeText(x.shape));
+}
+
 size_t NormalizingScratchBytes(const TensorView& indices) {
   return cann::ScratchAligned(indices.count) + 2 * cann::ScratchAligned(Bytes(indices));
 }

@@ -102,6 +102,9 @@ class PlacedKernel : public Kernel {
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.
   OrtStatusPtr Ints(const TensorView& view, const char* what, std::vector<int64_t>* values) const;
+  // The node's `axis` attribute of input `x` (named `what` in the error) in [0, rank): negative
+  // axes count from the end; an error naming the axis and x's shape if it is out of range.
+  OrtStatusPtr AxisOf(int64_t axis, const TensorView& x, const char* what, int64_t* out) const;
 
   const cann::AclApi* acl_ = nullptr;
 
