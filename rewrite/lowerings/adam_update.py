@@ -28,6 +28,7 @@ from onnx import TensorProto
 
 from ort_ops.ops.adam_update import OP as _DEF
 from ort_ops.ops.adam_update import attribute_double
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "AdamUpdate"
 
@@ -66,7 +67,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     param, grad, m0, v0, scalars = inputs[:5]
     results = dict(zip(("new_param", "new_m", "new_v"), outputs))
     f32, f64 = np.float32, np.float64
-    var = lambda suffix, dt=f32: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base, f32)
     const = lambda suffix, value, dt=f32: gs.Constant(f"{base}/{suffix}", np.array(value, dtype=dt))
     out: list[gs.Node] = []
     count = iter(range(1000))

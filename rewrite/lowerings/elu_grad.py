@@ -3,11 +3,9 @@
     negative = Less(a32, 0);  product = Mul(g32, Add(a32, alpha))       (float32; a32/g32 are
     y = select(negative, Cast(product, T), g)                              Cast(.., FLOAT) of a/g)
 
-``select`` is not ``Where``: ONNX Runtime's CPU ``Where`` merges two half-selections with
-``x != 0 ? x : y`` (``where_op.cc``), so a ``-0.0`` taken from its first branch comes out
-``+0.0``, and its float16 kernel quiets signalling NaNs. The lowered graph selects by copying
-instead: ``Squeeze(GatherElements(Concat(Unsqueeze(g), Unsqueeze(Cast(product, T))),
-Unsqueeze(Cast(negative, INT64))))`` — elements are copied bit for bit, so the grads branch
+``select`` is not ``Where`` (``_nodes.select_by_copy``: ONNX Runtime's CPU ``Where`` turns a
+``-0.0`` of its first branch into ``+0.0`` and quiets float16 signalling NaNs): elements are copied
+bit for bit, so the grads branch
 is ``g`` itself (float32, float16: NaN payloads, signalling bits, -0.0 kept, as in the kernel,
 whose float16 round trip keeps them) and the product branch the product rounded once (round to
 nearest even, as ORT's Cast and NumPy/ml_dtypes round). For bfloat16 the select is in float32,
@@ -26,10 +24,10 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.dtypes import onnx_type
+from ort_ops.rewrite.lowerings._nodes import select_by_copy, variables
 
 OP = "EluGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -42,7 +40,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
 def _lowered(base: str, g, a, y, alpha: float, dtype: str) -> list[gs.Node]:
     """Nodes computing ``y = a < 0 ? g * (a + alpha) : g`` with EluGrad's numerics."""
     f32 = np.float32
-    var = lambda suffix, dt=None: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base)
     zero = gs.Constant(f"{base}/zero", np.array(0.0, dtype=f32))
     alpha_c = gs.Constant(f"{base}/alpha", np.array(alpha, dtype=f32))
     axis = gs.Constant(f"{base}/axis", np.array([0], dtype=np.int64))
@@ -55,7 +53,7 @@ def _lowered(base: str, g, a, y, alpha: float, dtype: str) -> list[gs.Node]:
             gs.Node("Cast", f"{base}/cast_grads", {"to": TensorProto.FLOAT}, [g], [g32]),
             gs.Node("Cast", f"{base}/cast_activations", {"to": TensorProto.FLOAT}, [a], [a32]),
         ]
-    mask, index, index1 = var("negative", np.bool_), var("index", np.int64), var("index_1", np.int64)
+    mask = var("negative", np.bool_)
     t, p = var("shifted", f32), var("product", f32)
     nodes += [
         gs.Node("Less", f"{base}/less", inputs=[a32, zero], outputs=[mask]),
@@ -68,22 +66,13 @@ def _lowered(base: str, g, a, y, alpha: float, dtype: str) -> list[gs.Node]:
     out = y
     if dtype == "float16":
         pt = var("product_rounded")
-        nodes.append(gs.Node("Cast", f"{base}/cast_product", {"to": _ELEM[dtype]}, [p], [pt]))
+        nodes.append(gs.Node("Cast", f"{base}/cast_product", {"to": onnx_type(dtype)}, [p], [pt]))
         p = pt
     elif dtype == "bfloat16":
         g, out = g32, var("result_f32", f32)
-    g1, p1, both, picked = var("grads_1"), var("product_1"), var("both"), var("picked")
-    nodes += [
-        gs.Node("Cast", f"{base}/cast_index", {"to": TensorProto.INT64}, [mask], [index]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_index", inputs=[index, axis], outputs=[index1]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_grads", inputs=[g, axis], outputs=[g1]),
-        gs.Node("Unsqueeze", f"{base}/unsqueeze_product", inputs=[p, axis], outputs=[p1]),
-        gs.Node("Concat", f"{base}/concat", {"axis": 0}, [g1, p1], [both]),
-        gs.Node("GatherElements", f"{base}/select", {"axis": 0}, [both, index1], [picked]),
-        gs.Node("Squeeze", f"{base}/squeeze", inputs=[picked, axis], outputs=[out]),
-    ]
+    nodes += select_by_copy(base, axis, mask, (("grads", g), ("product", p)), out)
     if dtype == "bfloat16":
-        nodes.append(gs.Node("Cast", f"{base}/cast_result", {"to": _ELEM[dtype]}, [out], [y]))
+        nodes.append(gs.Node("Cast", f"{base}/cast_result", {"to": onnx_type(dtype)}, [out], [y]))
     return nodes
 
 

@@ -17,11 +17,11 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
 from ort_ops.ops.layer_norm_grad import DEFAULT_AXIS
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "LayerNormGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def _wanted(outputs: list, index: int):
@@ -34,7 +34,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     dy, x, mean, rstd, scale = inputs
     axis = attrs.get("axis")
     axis = DEFAULT_AXIS if axis is None else int(axis)
-    var = lambda suffix, dt=np.float32: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base, np.float32)
     i64 = lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=np.int64))
     node = lambda op, suffix, ins, outs, **a: gs.Node(op, f"{base}/{suffix}", a, ins, outs)
     out: list[gs.Node] = []
@@ -67,7 +67,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
         out.extend([node("Shape", f"{name}_shape", [like], [shape]),
                     node("Reshape", f"unflatten_{name}", [flat, shape], [full], allowzero=1)])
         if dtype != "float32":
-            out.append(node("Cast", f"cast_{name}", [full], [result], to=_ELEM[dtype]))
+            out.append(node("Cast", f"cast_{name}", [full], [result], to=onnx_type(dtype)))
 
     unflatten("dx", dx32, x, outputs[0])
     dscale, dbias = _wanted(outputs, 1), _wanted(outputs, 2)

@@ -3,8 +3,8 @@
     positive = Greater(f32, 0);  product = Mul(g32, negative_slope)       (float32; f32/g32 are
     backprops = select(positive, g, Cast(product, T))                       Cast(.., FLOAT) of f/g)
 
-``select`` copies elements (``GatherElements`` over the two branches stacked on a new axis), as
-EluGrad's lowering does and for the same reasons: ONNX Runtime's CPU ``Where`` turns a ``-0.0``
+``select`` copies elements (``_nodes.select_by_copy``), as EluGrad's lowering does and for the
+same reasons: ONNX Runtime's CPU ``Where`` turns a ``-0.0``
 of its first branch into ``+0.0`` and quiets signalling NaNs in float16. So the gradients branch is
 ``g`` itself (float16: its bits; bfloat16: the select is in float32, then one Cast, as the
 kernel's) and the product branch the float32 product rounded once.
@@ -19,11 +19,11 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
 from ort_ops.ops.leaky_relu_grad import DEFAULT_NEGATIVE_SLOPE
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.lowerings._nodes import select_by_copy, variables
 
 OP = "LeakyReluGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -32,7 +32,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     slope = attrs.get("negative_slope")
     slope = DEFAULT_NEGATIVE_SLOPE if slope is None else float(slope)
     f32 = np.float32
-    var = lambda suffix, dt=None: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base)
     zero = gs.Constant(f"{base}/zero", np.array(0.0, dtype=f32))
     slope_c = gs.Constant(f"{base}/negative_slope", np.array(slope, dtype=f32))
     axis = gs.Constant(f"{base}/axis", np.array([0], dtype=np.int64))
@@ -48,21 +48,12 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     result = y
     if dtype == "float16":  # select between g itself and the product rounded once
         rounded = var("product_rounded")
-        out.append(gs.Node("Cast", f"{base}/cast_product", {"to": _ELEM[dtype]}, [product], [rounded]))
+        out.append(gs.Node("Cast", f"{base}/cast_product", {"to": onnx_type(dtype)}, [product], [rounded]))
         product = rounded
     elif dtype == "bfloat16":  # select in float32, then one Cast
         g, result = g32, var("backprops_f32", f32)
     # index 0 takes the product, 1 the gradients (positive)
-    index, index1 = var("index", np.int64), var("index_1", np.int64)
-    stacked = [var("product_1"), var("gradients_1")]
-    both, picked = var("both"), var("picked")
-    out += [gs.Node("Cast", f"{base}/cast_index", {"to": TensorProto.INT64}, [positive], [index]),
-            gs.Node("Unsqueeze", f"{base}/unsqueeze_index", inputs=[index, axis], outputs=[index1]),
-            gs.Node("Unsqueeze", f"{base}/unsqueeze_product", inputs=[product, axis], outputs=[stacked[0]]),
-            gs.Node("Unsqueeze", f"{base}/unsqueeze_gradients", inputs=[g, axis], outputs=[stacked[1]]),
-            gs.Node("Concat", f"{base}/concat", {"axis": 0}, stacked, [both]),
-            gs.Node("GatherElements", f"{base}/select", {"axis": 0}, [both, index1], [picked]),
-            gs.Node("Squeeze", f"{base}/squeeze", inputs=[picked, axis], outputs=[result])]
+    out += select_by_copy(base, axis, positive, (("product", product), ("gradients", g)), result)
     if dtype == "bfloat16":
-        out.append(gs.Node("Cast", f"{base}/cast_result", {"to": _ELEM[dtype]}, [result], [y]))
+        out.append(gs.Node("Cast", f"{base}/cast_result", {"to": onnx_type(dtype)}, [result], [y]))
     return out

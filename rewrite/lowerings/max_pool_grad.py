@@ -22,11 +22,11 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
 from ort_ops.ops.max_pool_grad import DEFAULT_KERNEL, DEFAULT_PADS, DEFAULT_STRIDES
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "MaxPoolGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -35,7 +35,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     kernel = [int(v) for v in attrs.get("kernel_shape", DEFAULT_KERNEL)]
     strides = [int(v) for v in attrs.get("strides", DEFAULT_STRIDES)]
     pads = [int(v) for v in attrs.get("pads", DEFAULT_PADS)]
-    var = lambda suffix, dt=None: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base)
     i64 = lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=np.int64))
     out = []
     x32, dy32, dx32 = x, dy, dx
@@ -65,5 +65,5 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
         gs.Node("Reshape", f"{base}/unflatten", inputs=[scattered, shape], outputs=[dx32]),
     ]
     if dtype != "float32":
-        out.append(gs.Node("Cast", f"{base}/cast_dX", {"to": _ELEM[dtype]}, [dx32], [dx]))
+        out.append(gs.Node("Cast", f"{base}/cast_dX", {"to": onnx_type(dtype)}, [dx32], [dx]))
     return out

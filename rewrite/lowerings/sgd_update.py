@@ -23,6 +23,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from ort_ops.ops.sgd_update import OP as _DEF
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "SGDUpdate"
 
@@ -52,7 +53,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     values = {**_DEF.defaults(), **attrs}
     param, grad, buf, scalars = inputs
     f32 = np.float32
-    var = lambda suffix: gs.Variable(f"{base}/{suffix}", dtype=f32)
+    var = variables(base, f32)
     const = lambda suffix, value, dt=f32: gs.Constant(f"{base}/{suffix}", np.array(value, dtype=dt))
     results = dict(zip(("new_param", "new_buf"), outputs))
     out: list[gs.Node] = []

@@ -18,11 +18,11 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
 from ort_ops.ops.softmax_cross_entropy_loss_and_grad import DEFAULT_IGNORE_INDEX
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "SoftmaxCrossEntropyLossAndGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -32,7 +32,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     reduction = attrs.get("reduction", "mean")
     reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
     f32 = np.float32
-    var = lambda suffix, dt=f32: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base, f32)
     const = lambda suffix, values, dt: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=dt))
     axis1 = const("axis_1", [1], np.int64)
     zero = const("zero", 0.0, f32)
@@ -87,6 +87,6 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
         gs.Node("Mul", f"{base}/dlogits", inputs=[diff, w1], outputs=[dl32]),
     ]
     if dtype != "float32":
-        out += [gs.Node("Cast", f"{base}/cast_loss", {"to": _ELEM[dtype]}, [loss32], [loss]),
-                gs.Node("Cast", f"{base}/cast_dlogits", {"to": _ELEM[dtype]}, [dl32], [dlogits])]
+        out += [gs.Node("Cast", f"{base}/cast_loss", {"to": onnx_type(dtype)}, [loss32], [loss]),
+                gs.Node("Cast", f"{base}/cast_dlogits", {"to": onnx_type(dtype)}, [dl32], [dlogits])]
     return out

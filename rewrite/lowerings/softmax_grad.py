@@ -14,11 +14,11 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
 from ort_ops.ops.softmax_grad import DEFAULT_AXIS
-from ort_ops.rewrite.graph_view import DTYPE_NAMES
+from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "SoftmaxGrad"
-_ELEM = {name: elem for elem, name in DTYPE_NAMES.items()}
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -26,7 +26,7 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     (dy, y), (dx,) = inputs, outputs
     axis = attrs.get("axis")
     axis = DEFAULT_AXIS if axis is None else int(axis)
-    var = lambda suffix, dt=None: gs.Variable(f"{base}/{suffix}", dtype=dt)
+    var = variables(base)
     f32 = np.float32
     out: list[gs.Node] = []
     dy32, y32, result = dy, y, dx
@@ -41,5 +41,5 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
             gs.Node("Mul", f"{base}/mul_u", inputs=[s, y32], outputs=[u]),
             gs.Node("Sub", f"{base}/sub", inputs=[t, u], outputs=[result])]
     if dtype != "float32":
-        out.append(gs.Node("Cast", f"{base}/cast_grad_x", {"to": _ELEM[dtype]}, [result], [dx]))
+        out.append(gs.Node("Cast", f"{base}/cast_grad_x", {"to": onnx_type(dtype)}, [result], [dx]))
     return out
