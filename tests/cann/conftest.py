@@ -23,7 +23,8 @@ def cann_simulator():
     from ort_ops import cann_ep
 
     if "CANNExecutionProvider" not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider (run in .venv-cann)")
+        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider "
+                    "(run these tests in .venv-cann, made by scripts/setup.sh)")
     if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
+        pytest.skip("no ACL runtime: neither a CANN toolkit (ASCEND_HOME_PATH) nor the built simulator (cann_ep/sim)")
     cann_ep.use_simulator()

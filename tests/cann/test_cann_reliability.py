@@ -26,15 +26,7 @@ cann_ep = pytest.importorskip("ort_ops.cann_ep")
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if cann_ep.PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def run_child(body: str, timeout: float = 300, **env) -> tuple[dict, subprocess.CompletedProcess]:

@@ -19,15 +19,7 @@ cann_ep = pytest.importorskip("ort_ops.cann_ep")
 PROVIDER = "CANNExecutionProvider"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {PROVIDER} (run in .venv-cann)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def _ran_on_cann(session, op):

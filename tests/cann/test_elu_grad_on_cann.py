@@ -21,17 +21,7 @@ SHAPES_BY_RANK = [(), (5,), (3, 4), (2, 3, 4), (2, 1, 3, 5), (1, 2, 3, 2, 2), (2
                   (1, 2, 1, 2, 1, 2, 3), (2, 1, 1, 2, 1, 2, 1, 3)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if cann_ep.PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider "
-                    "(run these tests in .venv-cann, made by scripts/setup.sh)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime: neither a CANN toolkit (ASCEND_HOME_PATH) nor the built "
-                    "simulator (cann_ep/sim)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def inputs(shape, dtype, seed=0):

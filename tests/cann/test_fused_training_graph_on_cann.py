@@ -26,15 +26,7 @@ FUSED = {"mlp_elu_fp32.onnx": {"EluGrad": 2, "SoftmaxCrossEntropyLossAndGrad": 1
          "cnn_elu_fp32.onnx": {"EluGrad": 2, "SoftmaxCrossEntropyLossAndGrad": 1, "MaxPoolGrad": 2}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if CANN not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {CANN} (run in .venv-cann)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime: neither a CANN toolkit nor the built simulator (cann_ep/sim)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def feeds_for(model: onnx.ModelProto) -> dict[str, np.ndarray]:

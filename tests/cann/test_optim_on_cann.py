@@ -30,15 +30,7 @@ STEPS = 200
 LOSS_RTOL = 1e-5  # the bound for CANN vs CPU losses over 200 steps
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if CANN not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {CANN} (run in .venv-cann)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime: neither a CANN toolkit nor the built simulator (cann_ep/sim)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def sim_snapshot():

@@ -26,13 +26,7 @@ OPSET = 20
 RNG = np.random.default_rng(7)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    if PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {PROVIDER} (run in .venv-cann)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def f32(*shape, low=-3.0, high=3.0):

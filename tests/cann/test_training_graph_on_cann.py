@@ -53,16 +53,7 @@ SENT = {
 BIT_EXACT_OPS = {"Mul", "Sub", "Div", "Neg", "EluGrad"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if CANN not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no CANNExecutionProvider "
-                    "(run these tests in .venv-cann, made by scripts/setup.sh)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime: neither a CANN toolkit nor the built simulator (cann_ep/sim)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def params_as_inputs(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:

@@ -21,16 +21,7 @@ LOSS_RTOL = 1e-4
 PARAM_RTOL, PARAM_ATOL = 1e-4, 1e-6
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if CANN not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {CANN} "
-                    "(run these tests in .venv-cann, made by scripts/setup.sh)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime: neither a CANN toolkit nor the built simulator (cann_ep/sim)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def batches(n: int):

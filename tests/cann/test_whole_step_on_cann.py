@@ -34,15 +34,7 @@ FIXTURES = {"mlp": "mlp_elu_fp32", "cnn": "cnn_elu_fp32"}
 OPTIMIZERS = {"sgd": lambda: SGD(lr=0.05, momentum=0.9), "adam": lambda: Adam(lr=1e-3)}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cann_runtime():
-    import onnxruntime as ort
-
-    if PROVIDER not in ort.get_available_providers():
-        pytest.skip(f"onnxruntime {ort.__version__} here has no {PROVIDER} (run in .venv-cann)")
-    if not cann_ep.available():
-        pytest.skip("no ACL runtime (neither CANN nor the built simulator)")
-    cann_ep.use_simulator()
+pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 
 def batches(graph, n):
