@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "broadcast.h"
 #include "dtypes.h"
 #include "internal.h"
 #include "op_call.h"
@@ -117,12 +118,10 @@ aclError k_pad_v3(const OpCall& c, Run* run) {
     const auto* value = has_value ? static_cast<const unsigned char*>(c.in[2].data) : nullptr;
     auto* dst = static_cast<unsigned char*>(c.out[0].data);
     const std::vector<int64_t>& xd = c.in[0].dims;
-    const std::vector<int64_t>& yd = c.out[0].dims;
-    std::vector<int64_t> idx(yd.size(), 0);
-    for (int64_t i = 0; i < c.out[0].numel; ++i) {
+    for_each_index(c.out[0].dims, [&](int64_t i, const std::vector<int64_t>& idx) {
       int64_t at = 0;
       bool constant = false;
-      for (size_t d = 0; d < yd.size() && !constant; ++d) {
+      for (size_t d = 0; d < idx.size() && !constant; ++d) {
         const int64_t s = source_index(mode, idx[d] - left[d], xd[d]);
         constant = s < 0;
         at = at * xd[d] + s;
@@ -135,11 +134,7 @@ aclError k_pad_v3(const OpCall& c, Run* run) {
       } else {
         std::memset(out, 0, es);  // zero of every simulated dtype
       }
-      for (size_t d = yd.size(); d-- > 0;) {
-        if (++idx[d] < yd[d]) break;
-        idx[d] = 0;
-      }
-    }
+    });
   };
   return ACL_SUCCESS;
 }

@@ -282,13 +282,11 @@ aclError k_strided_slice(const OpCall& c, Run* run) {
 // dtype the proto lists and the simulator has (copied by size); multiples must be constant and
 // >= 0 (TensorFlow's rule); y's dims = x's dims * multiples.
 aclError k_tile(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 2, 1)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x,
-                                    {ACL_FLOAT, ACL_FLOAT16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16,
-                                     ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_BF16, ACL_BOOL}))
+  if (aclError rc = expect_x_to_y(c, 2,
+                                  {ACL_FLOAT, ACL_FLOAT16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16,
+                                   ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_BF16, ACL_BOOL}))
     return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  const OpTensor& x = c.in[0];
   std::vector<int64_t> multiples;
   bool known = false;
   if (aclError rc = read_index_list(c, 1, "input 1 (multiples)", /*need_const=*/true, &multiples, &known)) return rc;
@@ -308,17 +306,11 @@ aclError k_tile(const OpCall& c, Run* run) {
     const auto* src = static_cast<const unsigned char*>(c.in[0].data);
     auto* dst = static_cast<unsigned char*>(c.out[0].data);
     const std::vector<int64_t>& xd = c.in[0].dims;
-    const std::vector<int64_t>& yd = c.out[0].dims;
-    std::vector<int64_t> idx(yd.size(), 0);
-    for (int64_t i = 0; i < c.out[0].numel; ++i) {
+    for_each_index(c.out[0].dims, [&](int64_t i, const std::vector<int64_t>& idx) {
       int64_t at = 0;
-      for (size_t d = 0; d < yd.size(); ++d) at = at * xd[d] + idx[d] % xd[d];
+      for (size_t d = 0; d < idx.size(); ++d) at = at * xd[d] + idx[d] % xd[d];
       std::memcpy(dst + i * static_cast<int64_t>(es), src + at * static_cast<int64_t>(es), es);
-      for (size_t d = yd.size(); d-- > 0;) {
-        if (++idx[d] < yd[d]) break;
-        idx[d] = 0;
-      }
-    }
+    });
   };
   return ACL_SUCCESS;
 }
