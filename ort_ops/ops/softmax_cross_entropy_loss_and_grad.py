@@ -1,9 +1,11 @@
 """``ai.ortops::SoftmaxCrossEntropyLossAndGrad``: softmax cross-entropy over class indices, its
-loss and its gradient in one op (``F.cross_entropy`` with ``reduction`` "mean" or "sum").
+loss and its gradient in one op (``F.cross_entropy`` with ``reduction`` "mean" or "sum" and any
+``label_smoothing``).
 
     valid[n] = target[n] != ignore_index;   lsm = log_softmax(logits, axis=1)
-    loss     = sum_n valid[n] * -lsm[n, target[n]]  (/ count(valid) for "mean")
-    dlogits  = w[:, None] * (softmax(logits) - one_hot(target)),  w[n] = valid[n] ? dloss (/ count) : 0
+    q[n, c]  = (1 - eps) * one_hot(target)[n, c] + eps / C          (eps = label_smoothing)
+    loss     = sum_n valid[n] * -sum_c q[n, c] * lsm[n, c]  (/ count(valid) for "mean")
+    dlogits  = w[:, None] * (softmax(logits) - q),  w[n] = valid[n] ? dloss (/ count) : 0
 
 Not bit-exact (exp and log): kernels agree with :func:`softmax_cross_entropy_loss_and_grad` within
 :mod:`ort_ops.tolerances`; ``docs/ops/SoftmaxCrossEntropyLossAndGrad.md`` says why and how far.
@@ -17,11 +19,14 @@ from ort_ops import dtypes
 from ort_ops.ops.definition import Attribute, OpDef, Tensor
 
 DEFAULT_IGNORE_INDEX = -100
+DEFAULT_LABEL_SMOOTHING = 0.0
 REDUCTIONS = ("mean", "sum")
 
 
 def softmax_cross_entropy_loss_and_grad(logits, target, dloss, ignore_index: int = DEFAULT_IGNORE_INDEX,
-                                        reduction: str = "mean") -> tuple[np.ndarray, np.ndarray]:
+                                        reduction: str = "mean",
+                                        label_smoothing: float = DEFAULT_LABEL_SMOOTHING
+                                        ) -> tuple[np.ndarray, np.ndarray]:
     """``(loss, dlogits)`` computed in float64 and rounded once to the logits' dtype.
 
     ``logits`` [N, C] (float32/float16/bfloat16), ``target`` [N] int64 class indices, ``dloss``
@@ -30,9 +35,11 @@ def softmax_cross_entropy_loss_and_grad(logits, target, dloss, ignore_index: int
     gradient is ``0 * (softmax - one_hot)`` (0, or NaN where the row's softmax is NaN). "mean"
     divides by the number of other rows (NaN loss and zero gradient when there is none, as
     PyTorch). A target outside ``[0, C)`` that is not ``ignore_index`` is an error.
+    ``label_smoothing`` eps in [0, 1] (PyTorch's): each valid row's target distribution is
+    ``(1 - eps) * one_hot + eps / C`` (a -inf logit then makes the loss +inf, as in PyTorch).
     """
     logits, target, dloss = np.asarray(logits), np.asarray(target), np.asarray(dloss)
-    _check(logits, target, dloss, reduction)
+    _check(logits, target, dloss, reduction, label_smoothing)
     n, c = logits.shape
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= c))
@@ -46,9 +53,15 @@ def softmax_cross_entropy_loss_and_grad(logits, target, dloss, ignore_index: int
         shifted = x - m
         lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
         lsm = shifted - lse
-        safe = np.where(valid, target, 0)
-        picked = lsm[np.arange(n), safe] if c else np.zeros(n)
-        total = np.where(valid, -picked, 0.0).sum()
+        eps = float(np.float32(label_smoothing))  # an ONNX float attribute: the kernels read float32
+        one_hot = (np.arange(c)[None, :] == np.where(valid, target, -1)[:, None]).astype(np.float64)
+        q = (1.0 - eps) * one_hot + (eps / c if c else 0.0)
+        if eps == 0.0:  # one term per row: a -inf logit of another class adds nothing
+            safe = np.where(valid, target, 0)
+            row_loss = -lsm[np.arange(n), safe] if c else np.zeros(n)
+        else:
+            row_loss = -(q * lsm).sum(axis=1)
+        total = np.where(valid, row_loss, 0.0).sum()
         count = float(valid.sum())
         d = float(dloss.astype(np.float64))
         if reduction == "mean":
@@ -56,12 +69,11 @@ def softmax_cross_entropy_loss_and_grad(logits, target, dloss, ignore_index: int
         else:
             loss, weight = total, d
         w = np.where(valid, weight, 0.0)[:, None]
-        one_hot = (np.arange(c)[None, :] == np.where(valid, target, -1)[:, None]).astype(np.float64)
-        dlogits = w * (np.exp(lsm) - one_hot)
+        dlogits = w * (np.exp(lsm) - q)
     return np.asarray(loss).astype(logits.dtype), dlogits.astype(logits.dtype)
 
 
-def _check(logits, target, dloss, reduction):
+def _check(logits, target, dloss, reduction, label_smoothing=DEFAULT_LABEL_SMOOTHING):
     try:
         dtypes.canonical_name(logits.dtype)
     except TypeError:
@@ -75,6 +87,8 @@ def _check(logits, target, dloss, reduction):
     if reduction not in REDUCTIONS:
         raise ValueError(f"SoftmaxCrossEntropyLossAndGrad: reduction must be one of {REDUCTIONS}, got "
                          f"{reduction!r}")
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"SoftmaxCrossEntropyLossAndGrad: label_smoothing must be in [0, 1], got {label_smoothing!r}")
     shapes([logits.shape, target.shape, dloss.shape], {})
 
 
@@ -114,19 +128,24 @@ OP = OpDef(
     attributes=(
         Attribute("ignore_index", DEFAULT_IGNORE_INDEX, "rows with this target take no part", kind="int"),
         Attribute("reduction", "mean", "\"mean\" (over the rows not ignored) or \"sum\"", kind="string"),
+        Attribute("label_smoothing", DEFAULT_LABEL_SMOOTHING, "eps in [0, 1]: each row's target distribution is "
+                  "(1 - eps) * one_hot + eps / C", kind="float"),
     ),
     reference=softmax_cross_entropy_loss_and_grad,
     # F.cross_entropy's and ONNX SoftmaxCrossEntropyLoss's arguments this op does not implement
-    foreign_attributes=("label_smoothing", "weight", "axis"),
+    foreign_attributes=("weight", "axis"),
     shape=shapes,
     sample_inputs=_sample_inputs,
     exact=False,
-    summary="softmax cross-entropy loss over class indices and its gradient (F.cross_entropy, mean or sum)",
-    examples=({"reduction": "sum"}, {"ignore_index": 2}, {"ignore_index": 2, "reduction": "sum"}),
+    summary="softmax cross-entropy loss over class indices and its gradient (F.cross_entropy, mean or sum, "
+            "label smoothing)",
+    examples=({"reduction": "sum"}, {"ignore_index": 2}, {"ignore_index": 2, "reduction": "sum"},
+              {"label_smoothing": 0.1}, {"label_smoothing": 0.25, "reduction": "sum", "ignore_index": 2}),
     doc="""\
 Softmax cross-entropy over class indices and its gradient in one op: loss = the sum over rows
 whose target is not ignore_index of -log_softmax(logits)[n, target[n]] (divided by their count for
-reduction "mean"); dlogits = w[n] * (softmax(logits) - one_hot(target)), w[n] = dloss (divided by
-the count for "mean") where the row counts, else 0. Computed in float32 or wider, rounded once to T;
+reduction "mean"); with label_smoothing eps each row's target distribution is q = (1 - eps) *
+one_hot(target) + eps / C and its loss -sum_c q[c] * log_softmax(logits)[n, c]; dlogits = w[n] *
+(softmax(logits) - q), w[n] = dloss (divided by the count for "mean") where the row counts, else 0. Computed in float32 or wider, rounded once to T;
 within the library's tolerance of the float64 reference (exp and log are not bit-exact).""",
 )

@@ -6,8 +6,11 @@ bit-exact, like the op's own kernels: exp and log round differently in every imp
     lsm = LogSoftmax(x, axis=1); picked = Squeeze(GatherElements(lsm, Unsqueeze(safe, 1), axis=1), 1)
     total = ReduceSum(Where(valid, Neg(picked), 0)); count = ReduceSum(Cast(valid, FLOAT))
     loss = total / count, w = d / count   ("mean")     loss = total, w = d   ("sum")
-    dlogits = (Softmax(x, axis=1) - Cast(Equal(Unsqueeze(target, 1), Range(0, C)), FLOAT))
-              * Unsqueeze(Where(valid, w, 0), 1)                      [then Cast both to T]
+    q = Cast(Equal(Unsqueeze(target, 1), Range(0, C)), FLOAT)
+    dlogits = (Softmax(x, axis=1) - q) * Unsqueeze(Where(valid, w, 0), 1)   [then Cast both to T]
+
+With label_smoothing eps != 0: q = q * (1 - eps) + eps / Cast(C, FLOAT), and each row's loss is
+``Neg(ReduceSum(Mul(q, lsm), axes=[1]))`` instead of the picked log-probability.
 
 A target outside [0, C) that is not ignore_index fails in GatherElements, as in the op's CPU kernel.
 """
@@ -19,7 +22,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from ort_ops.dtypes import onnx_type
-from ort_ops.ops.softmax_cross_entropy_loss_and_grad import DEFAULT_IGNORE_INDEX
+from ort_ops.ops.softmax_cross_entropy_loss_and_grad import DEFAULT_IGNORE_INDEX, DEFAULT_LABEL_SMOOTHING
 from ort_ops.rewrite.lowerings._nodes import variables
 
 OP = "SoftmaxCrossEntropyLossAndGrad"
@@ -31,6 +34,8 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     ignore = int(attrs.get("ignore_index", DEFAULT_IGNORE_INDEX))
     reduction = attrs.get("reduction", "mean")
     reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    eps = attrs.get("label_smoothing")
+    eps = DEFAULT_LABEL_SMOOTHING if eps is None else float(eps)
     f32 = np.float32
     var = variables(base, f32)
     const = lambda suffix, values, dt: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=dt))
@@ -46,16 +51,42 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     safe1, lsm, gathered, picked = var("safe_target_1", np.int64), var("log_softmax"), var("gathered"), var("picked")
     neg, rows, total = var("neg"), var("rows"), var("total")
     valid_f, count = var("valid_f32"), var("count")
+    shape, classes, iota = var("shape", np.int64), var("classes", np.int64), var("iota", np.int64)
+    target1, hot, q = var("target_1", np.int64), var("hot", np.bool_), var("one_hot")
     out += [
         gs.Node("Equal", f"{base}/is_ignored", inputs=[target, const("ignore_index", ignore, np.int64)],
                 outputs=[ignored]),
         gs.Node("Not", f"{base}/valid", inputs=[ignored], outputs=[valid]),
-        gs.Node("Where", f"{base}/safe_target", inputs=[valid, target, const("class_0", 0, np.int64)],
-                outputs=[safe]),
-        gs.Node("Unsqueeze", f"{base}/safe_target_1", inputs=[safe, axis1], outputs=[safe1]),
         gs.Node("LogSoftmax", f"{base}/log_softmax", {"axis": 1}, [x], [lsm]),
-        gs.Node("GatherElements", f"{base}/gather", {"axis": 1}, [lsm, safe1], [gathered]),
-        gs.Node("Squeeze", f"{base}/picked", inputs=[gathered, axis1], outputs=[picked]),
+        gs.Node("Shape", f"{base}/shape", inputs=[x], outputs=[shape]),
+        gs.Node("Gather", f"{base}/classes", {"axis": 0}, [shape, const("index_1", 1, np.int64)], [classes]),
+        gs.Node("Range", f"{base}/iota", inputs=[const("start", 0, np.int64), classes, const("delta", 1, np.int64)],
+                outputs=[iota]),
+        gs.Node("Unsqueeze", f"{base}/target_1", inputs=[target, axis1], outputs=[target1]),
+        gs.Node("Equal", f"{base}/hot", inputs=[target1, iota], outputs=[hot]),
+        gs.Node("Cast", f"{base}/one_hot", {"to": TensorProto.FLOAT}, [hot], [q]),
+    ]
+    if eps == 0.0:  # the target's log-probability (a -inf logit of another class adds nothing)
+        out += [
+            gs.Node("Where", f"{base}/safe_target", inputs=[valid, target, const("class_0", 0, np.int64)],
+                    outputs=[safe]),
+            gs.Node("Unsqueeze", f"{base}/safe_target_1", inputs=[safe, axis1], outputs=[safe1]),
+            gs.Node("GatherElements", f"{base}/gather", {"axis": 1}, [lsm, safe1], [gathered]),
+            gs.Node("Squeeze", f"{base}/picked", inputs=[gathered, axis1], outputs=[picked]),
+        ]
+    else:  # q = (1 - eps) * one_hot + eps / C; the row's sum of q * lsm
+        classes_f, uniform, kept, smooth, weighted = (var("classes_f32"), var("uniform"), var("kept"),
+                                                      var("smoothed"), var("q_times_lsm"))
+        out += [
+            gs.Node("Cast", f"{base}/classes_f32", {"to": TensorProto.FLOAT}, [classes], [classes_f]),
+            gs.Node("Div", f"{base}/uniform", inputs=[const("eps", eps, f32), classes_f], outputs=[uniform]),
+            gs.Node("Mul", f"{base}/kept", inputs=[q, const("one_minus_eps", 1.0 - eps, f32)], outputs=[kept]),
+            gs.Node("Add", f"{base}/smoothed", inputs=[kept, uniform], outputs=[smooth]),
+            gs.Node("Mul", f"{base}/q_times_lsm", inputs=[smooth, lsm], outputs=[weighted]),
+            gs.Node("ReduceSum", f"{base}/picked", {"keepdims": 0}, [weighted, axis1], [picked]),
+        ]
+        q = smooth
+    out += [
         gs.Node("Neg", f"{base}/neg", inputs=[picked], outputs=[neg]),
         gs.Node("Where", f"{base}/rows", inputs=[valid, neg, zero], outputs=[rows]),
         gs.Node("ReduceSum", f"{base}/total", {"keepdims": 0}, [rows], [total if reduction == "mean" else loss32]),
@@ -69,19 +100,10 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
             gs.Node("Div", f"{base}/mean", inputs=[total, count], outputs=[loss32]),
             gs.Node("Div", f"{base}/weight", inputs=[d, count], outputs=[weight]),
         ]
-    shape, classes, iota = var("shape", np.int64), var("classes", np.int64), var("iota", np.int64)
-    target1, hot, one_hot = var("target_1", np.int64), var("hot", np.bool_), var("one_hot")
     probs, diff, w, w1 = var("softmax"), var("softmax_minus_one_hot"), var("row_weight"), var("row_weight_1")
     out += [
-        gs.Node("Shape", f"{base}/shape", inputs=[x], outputs=[shape]),
-        gs.Node("Gather", f"{base}/classes", {"axis": 0}, [shape, const("index_1", 1, np.int64)], [classes]),
-        gs.Node("Range", f"{base}/iota", inputs=[const("start", 0, np.int64), classes, const("delta", 1, np.int64)],
-                outputs=[iota]),
-        gs.Node("Unsqueeze", f"{base}/target_1", inputs=[target, axis1], outputs=[target1]),
-        gs.Node("Equal", f"{base}/hot", inputs=[target1, iota], outputs=[hot]),
-        gs.Node("Cast", f"{base}/one_hot", {"to": TensorProto.FLOAT}, [hot], [one_hot]),
         gs.Node("Softmax", f"{base}/softmax", {"axis": 1}, [x], [probs]),
-        gs.Node("Sub", f"{base}/diff", inputs=[probs, one_hot], outputs=[diff]),
+        gs.Node("Sub", f"{base}/diff", inputs=[probs, q], outputs=[diff]),
         gs.Node("Where", f"{base}/row_weight", inputs=[valid, weight, zero], outputs=[w]),
         gs.Node("Unsqueeze", f"{base}/row_weight_1", inputs=[w, axis1], outputs=[w1]),
         gs.Node("Mul", f"{base}/dlogits", inputs=[diff, w1], outputs=[dl32]),

@@ -16,8 +16,19 @@ whatever the graph feeds the loss's backward (1 for a training graph's own loss,
 ``0.5 * loss``...). The masks may be spelled ``Where(Equal(..), 0, target)`` too. LogSoftmax stays
 when its output is read elsewhere.
 
+With ``label_smoothing`` eps PyTorch adds a smoothing term (constants a = 1 - eps, b = eps / C in
+the forward, a' = dloss * a and b' = dloss * b in the backward)::
+
+    smooth   = ReduceSum(Where(valid, Neg(ReduceSum(lsm, axes=[1], keepdims=0)), 0)) (/ count)
+    loss     = Add(Mul(nll, a), Mul(smooth, b))                  (nll: the loss above)
+    G        = Add(Expand(Unsqueeze(Neg(Where(valid, Expand(b' (/ count), [N]), 0)), 1), [N, C]),
+                   ScatterElements(...) * Where(valid1, a' (/ count), 0))
+
+and the node gets ``label_smoothing`` = b * C (checked against 1 - a) and ``dloss`` = b' / b (or
+a' / a when b = 0), a constant: the scales must be constants.
+
 Refused, with the reason in the report: class weights (the per-row weight is not one scalar),
-``label_smoothing`` (the gradient adds a uniform term to the one-hot scatter), ``reduction="none"``
+label smoothing whose scales are not constants or do not fit one eps, ``reduction="none"``
 (the rows are not summed, or their gradient is a tensor), logits that are not ``[N, C]``, the
 float16/bfloat16 spelling (Casts around the math), an intermediate also read outside the pattern
 (the original nodes would have to stay), and an upstream gradient computed from the loss itself
@@ -149,8 +160,15 @@ def check(view: GraphView, site: Site) -> str | None:
         return f"LogSoftmax {node_label(lsm)} normalises over axis {attr(lsm, 'axis', -1)}, not the classes (axis 1)"
     if axes_of(view, c["red"]) not in ([1], [-1]) or attr(c["red"], "keepdims", 1) != 1:
         return f"{node_label(c['red'])} does not sum the gradient over the classes (axes [1], keepdims 1)"
-    # backward: G = scatter(-1 at the target) * per-row weight
+    # backward: G = scatter(-1 at the target) * per-row weight (+ label smoothing's uniform term)
     g_node = producer(view, g, "Mul", "Add", "Sub", "Cast")
+    smoothing = None
+    if g_node is not None and g_node.op == "Add" and len(g_node.inputs) == 2:
+        smoothing = _uniform_term(view, g_node, shape)
+        if isinstance(smoothing, str):
+            return smoothing
+        site.nodes += [g_node, *smoothing["nodes"]]
+        g_node = producer(view, smoothing["scaled_scatter"], "Mul")
     if g_node is None or g_node.op != "Mul" or len(g_node.inputs) != 2:
         what = "a graph input or constant" if g_node is None else f"{g_node.op} {node_label(g_node)}"
         return (f"the gradient reaching log_softmax ({g.name}) is {what}, not the one-hot scatter times one weight "
@@ -199,6 +217,16 @@ def check(view: GraphView, site: Site) -> str | None:
         return forward
     loss, count, fwd_nodes = forward
     site.nodes += fwd_nodes
+    eps = None
+    if smoothing is not None:
+        smoothing["scaled_scatter_weight"] = w[2]  # dloss * (1 - eps) (/ count)
+        smoothed = _smoothed_forward(view, lsm, loss, count, target, k, smoothing)
+        if isinstance(smoothed, str):
+            return smoothed
+        loss, eps, dloss_value, smooth_nodes = smoothed
+        site.nodes += smooth_nodes
+        if not _same_target(view, smoothing["target"], target) or smoothing["ignore_index"] != k:
+            return "the label-smoothing term of the gradient masks another target or ignore_index than the loss"
     row_weight, dloss = w[2], w[2]
     if count is not None:  # "mean": the weight is dloss / count, with the forward's count
         div = producer(view, row_weight, "Div")
@@ -207,6 +235,10 @@ def check(view: GraphView, site: Site) -> str | None:
                     "is not dloss / that count: not one reduction")
         site.nodes.append(div)
         dloss = div.inputs[0]
+    if eps is not None:  # the op reads dloss = b' / b, a constant; its scale a' / count was matched above
+        site.caps["dloss_value"] = dloss_value
+        site.notes.append(f"label_smoothing {eps!r}: the loss gradient is the constant {dloss_value!r} "
+                          "(the backward's smoothing scales divided by the forward's)")
     if view.shape(dloss) != ():
         shape_text = view.shape(dloss)
         return (f"the loss gradient {dloss.name} has shape {None if shape_text is None else list(shape_text)}, not "
@@ -217,7 +249,7 @@ def check(view: GraphView, site: Site) -> str | None:
     reason = exclusive(view, computing, [loss, site.root.outputs[0]])
     if reason:
         return reason
-    if depends_on(view, dloss, [loss, site.root.outputs[0]]):
+    if eps is None and depends_on(view, dloss, [loss, site.root.outputs[0]]):
         value = view.uniform(dloss)
         if value is None:
             return (f"the loss gradient {dloss.name} is computed from the loss itself (e.g. loss ** 2): one node "
@@ -237,6 +269,8 @@ def check(view: GraphView, site: Site) -> str | None:
     site.operands = {"grads": dloss, "activations": logits}
     site.caps.update(target=target, dloss=dloss, logits=logits)
     site.attributes = {"ignore_index": k, "reduction": "mean" if count is not None else "sum"}
+    if eps is not None:
+        site.attributes["label_smoothing"] = eps
     site.exact = False
     site.notes.append(NOTE)
     return None
@@ -289,6 +323,122 @@ def _forward(view: GraphView, lsm: gs.Node, target, k):
             if count_nodes is not None:
                 return div.outputs[0], div.inputs[1], nodes + [div, *count_nodes]
     return total, None, nodes
+
+
+def _uniform_term(view: GraphView, add: gs.Node, shape) -> dict | str:
+    """Label smoothing's part of the gradient, one side of ``add``:
+    ``Expand(Unsqueeze(Neg(Where(valid, per_row, 0)), 1), [N, C])``; the other side is the scaled
+    scatter. A dict of what it found, or the reason."""
+    for term, other in ((add.inputs[0], add.inputs[1]), (add.inputs[1], add.inputs[0])):
+        wide = producer(view, term, "Expand")
+        if wide is None or view.shape(term) != shape or producer(view, other, "Mul") is None:
+            continue
+        unsq = producer(view, wide.inputs[0], "Unsqueeze")
+        neg = producer(view, unsq.inputs[0], "Neg") if unsq is not None else None
+        if neg is None or axes_of(view, unsq) not in ([1], [-1]):
+            continue
+        sel = _select(view, producer(view, neg.inputs[0], "Where"))
+        if sel is None or not is_zero_constant(view, sel[3]):
+            continue
+        target, k, per_row, _, nodes = sel
+        return {"nodes": [wide, unsq, neg, *nodes], "per_row": per_row, "target": target, "ignore_index": k,
+                "scaled_scatter": other}
+    return (f"{node_label(add)} adds to the gradient reaching log_softmax something other than label smoothing's "
+            "uniform term Expand(Unsqueeze(Neg(Where(valid, b, 0)), 1)) (other losses on log_softmax differ)")
+
+
+def _is_count(view: GraphView, tensor, count, target, k) -> list | None:
+    """The nodes to take over when ``tensor`` is the row count ``count``: ``[]`` for the same
+    value, the nodes of another spelling of it (an exporter without CSE counts again), else None."""
+    if view.value_key(tensor) == view.value_key(count):
+        return []
+    return _count(view, tensor, target, k)
+
+
+def _scale(view: GraphView, tensor, count, target, k):
+    """``(value, nodes)`` of a float32 constant scale, ``/ count`` when ``count`` is given (the
+    "mean" spelling), through ``Expand`` to the rows; None if it is not one."""
+    nodes = []
+    wide = producer(view, tensor, "Expand")
+    if wide is not None:
+        nodes.append(wide)
+        tensor = wide.inputs[0]
+    if count is not None:
+        div = producer(view, tensor, "Div")
+        counted = _is_count(view, div.inputs[1], count, target, k) if div is not None and len(div.inputs) == 2 \
+            else None
+        if counted is None:
+            return None
+        nodes += [div, *counted]
+        tensor = div.inputs[0]
+    value = view.uniform(tensor)
+    mul = producer(view, tensor, "Mul") if value is None else None
+    if mul is not None and len(mul.inputs) == 2:  # dloss * scale (dloss spelled from the loss's shape)
+        parts = [view.uniform(t) for t in mul.inputs]
+        if None not in parts:
+            value = np.float32(parts[0]) * np.float32(parts[1])
+            nodes.append(mul)
+    return None if value is None else (float(value), nodes)
+
+
+def _smoothed_forward(view: GraphView, lsm: gs.Node, nll, count, target, k, smoothing: dict):
+    """``(loss, eps, dloss, nodes)`` of label smoothing's forward ``Add(Mul(nll, a), Mul(smooth,
+    b))`` over the loss ``nll``, with eps and dloss from its constants and the gradient's, or the
+    reason."""
+    classes = view.shape(lsm.outputs[0])[1]
+    scaled = consumers_of(view, nll, "Mul")
+    if len(scaled) != 1 or len(view.consumers(nll)) != 1:
+        return f"the loss {nll.name} is not scaled once by 1 - label_smoothing"
+    adds = consumers_of(view, scaled[0].outputs[0], "Add")
+    if len(adds) != 1 or len(adds[0].inputs) != 2:
+        return f"the scaled loss {scaled[0].outputs[0].name} is not added once to a smoothing term"
+    add = adds[0]
+    a = view.scalar(next(t for t in scaled[0].inputs if t is not nll))
+    other = add.inputs[1] if add.inputs[0] is scaled[0].outputs[0] else add.inputs[0]
+    mul_b = producer(view, other, "Mul")
+    if a is None or mul_b is None or len(mul_b.inputs) != 2:
+        return "the label-smoothed loss is not nll * a + smooth * b with constants a and b"
+    for smooth, b in ((mul_b.inputs[0], mul_b.inputs[1]), (mul_b.inputs[1], mul_b.inputs[0])):  # noqa: B007
+        if view.scalar(b) is not None:
+            break
+    else:
+        return f"{node_label(mul_b)} does not scale the smoothing term by a constant"
+    b = float(view.scalar(b))
+    nodes = [scaled[0], add, mul_b]
+    total = smooth
+    if count is not None:  # "mean": smooth = total / count
+        div = producer(view, smooth, "Div")
+        counted = _is_count(view, div.inputs[1], count, target, k) if div is not None and len(div.inputs) == 2 \
+            else None
+        if counted is None:
+            return f"the smoothing term {smooth.name} is not divided by the row count, as the loss is"
+        nodes += [div, *counted]
+        total = div.inputs[0]
+    red = producer(view, total, "ReduceSum")
+    sel = _select(view, producer(view, red.inputs[0], "Where")) if red is not None and reduces_all(view, red, 1) \
+        else None
+    if sel is None or sel[1] != k or not _same_target(view, sel[0], target) or not is_zero_constant(view, sel[3]):
+        return f"the smoothing term {total.name} is not the sum of Where(target != {k}, row term, 0)"
+    neg = producer(view, sel[2], "Neg")
+    row_sum = producer(view, neg.inputs[0], "ReduceSum") if neg is not None else None
+    if row_sum is None or row_sum.inputs[0] is not lsm.outputs[0] or axes_of(view, row_sum) not in ([1], [-1]) \
+            or attr(row_sum, "keepdims", 1) != 0:
+        return "the smoothing term's rows are not -ReduceSum(log_softmax, axes=[1]) (class weights?)"
+    nodes += [red, *sel[4], neg, row_sum]
+    eps = b * classes  # (b = eps / C keeps eps's precision; a = 1 - eps rounded loses some of it)
+    if not 0.0 <= eps <= 1.0 + 1e-6 or abs((1.0 - float(a)) - eps) > 1e-6:
+        return (f"the smoothing constants a = {float(a)!r}, b = {b!r} are not 1 - eps and eps / C for one eps "
+                f"in [0, 1] (C = {classes})")
+    scale_a = _scale(view, smoothing["scaled_scatter_weight"], count, target, k)
+    scale_b = _scale(view, smoothing["per_row"], count, target, k)
+    if scale_a is None or scale_b is None:
+        return "the label-smoothed gradient's scales are not constants (dloss * (1 - eps), dloss * eps / C)"
+    nodes += scale_a[1] + scale_b[1]
+    dloss = scale_b[0] / b if b != 0.0 else scale_a[0] / float(a)
+    if abs(scale_a[0] - dloss * float(a)) > 1e-6 * max(1.0, abs(scale_a[0])):
+        return (f"the gradient's scales {scale_a[0]!r}, {scale_b[0]!r} are not one dloss times the loss's "
+                f"{float(a)!r}, {b!r}")
+    return add.outputs[0], float(np.float32(min(eps, 1.0))), float(np.float32(dloss)), nodes
 
 
 def replacement(view: GraphView, site: Site, name: str) -> list:

@@ -76,7 +76,9 @@ def assert_close(got, want, what):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("attrs", [{}, {"reduction": "sum"}, {"ignore_index": 4},
-                                   {"ignore_index": 4, "reduction": "sum"}])
+                                   {"ignore_index": 4, "reduction": "sum"}, {"label_smoothing": 0.1},
+                                   {"label_smoothing": 0.3, "ignore_index": 4, "reduction": "sum"},
+                                   {"label_smoothing": 1.0}])
 def test_equals_the_cpu_ep_within_tolerance(dtype, attrs, tmp_path):
     feeds = inputs(dtype, ignore_index=attrs.get("ignore_index", -100))
     model = model_for(dtype, feeds, **attrs)
@@ -101,6 +103,12 @@ SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2"
        "ReduceSum": 2, "Mul": 2}
 
 
+# label_smoothing != 0 (either SoC: the A2/A3 gradient kernel implements only 0): labels scaled and
+# shifted (Mul, Add), the labels' sum of log_softmax (Mul instead of a SelectV2)
+SMOOTHED_MEAN = {**MEAN, "Add": 1, "Mul": 4, "SelectV2": 2}
+SMOOTHED_SUM = {**SUM, "Add": 1, "Mul": 4, "SelectV2": 2}
+
+
 def with_casts(sent: dict, casts: int) -> dict:
     return {**sent, "Cast": sent.get("Cast", 0) + casts}
 
@@ -123,6 +131,19 @@ def test_ops_sent_and_one_copy_of_its_own(dtype, reduction):
     assert ops == sent
     # the three inputs in (target by the kernel: it is a host input, range-checked where it is), loss
     # and dlogits out; ORT's own end-of-run synchronisation
+    assert counts == {"copies_h2d": 3, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_label_smoothing_takes_the_one_hot_route_with_smoothed_labels(reduction):
+    sent = SMOOTHED_MEAN if reduction == "mean" else SMOOTHED_SUM
+    feeds = inputs("float32")
+    session = cann_ep.session(model_for("float32", feeds, reduction=reduction, label_smoothing=0.2))
+    ort_io.run(session, feeds)  # warm-up
+    before = sim_counters()
+    ort_io.run(session, feeds)
+    ops, counts = diff(before, sim_counters())
+    assert ops == sent
     assert counts == {"copies_h2d": 3, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
 
 
@@ -205,6 +226,21 @@ def test_a_target_out_of_range_fails_the_run_like_the_cpu_ep(bad):
         ort_io.run(session, feeds)
     feeds["target"][5] = -100
     assert_close(ort_io.run(session, feeds)[0], ort_io.run(make_session(model), feeds)[0], "loss")
+
+
+@pytest.mark.parametrize("where", ["another class", "the target class"])
+def test_with_label_smoothing_a_minus_inf_logit_gives_an_infinite_loss_like_pytorch(where):
+    """With label_smoothing every class has a share of the target distribution: a -inf logit
+    anywhere in a valid row makes its loss +inf (PyTorch's too); the gradient stays finite."""
+    feeds = inputs("float32")
+    t = feeds["target"][0]
+    feeds["logits"][0, t if where == "the target class" else (t + 1) % 10] = -np.inf
+    model = model_for("float32", feeds, label_smoothing=0.1)
+    loss, dlogits = ort_io.run(cann_ep.session(model), feeds)
+    want_loss, want_dlogits = ort_io.run(make_session(model), feeds)
+    assert want_loss == np.inf and loss == np.inf
+    assert np.isfinite(want_dlogits).all() and np.isfinite(dlogits).all()
+    assert_close(dlogits, want_dlogits, "dlogits")
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum"])

@@ -540,14 +540,16 @@ REDUCTIONS = {1: "mean", 2: "sum"}  # torch's Reduction enum (0: none)
 
 class _RecordSubgraphBackward(TorchDispatchMode):
     """Records the backward calls CANN has one op for: every ``aten._log_softmax_backward_data``
-    (whether its incoming gradient is exactly the output of an ``aten.nll_loss_backward``, and
-    that call's reduction, ignore_index and weight) and every ``aten.max_pool2d_with_indices_backward``."""
+    (whether its incoming gradient is exactly the output of an ``aten.nll_loss_backward``, or that
+    output plus one other gradient (label smoothing's, which autograd adds in), and that call's
+    reduction, ignore_index and weight) and every ``aten.max_pool2d_with_indices_backward``."""
 
     def __init__(self):
         super().__init__()
         self.cross_entropy: list[dict] = []
         self.max_pool: list[dict] = []
         self._nll: dict[int, dict] = {}  # id(nll_loss_backward result) -> its arguments
+        self._smoothed: dict[int, dict] = {}  # id(that result + another gradient) -> the same
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -558,11 +560,19 @@ class _RecordSubgraphBackward(TorchDispatchMode):
             self._nll[id(out)] = {"reduction": REDUCTIONS.get(int(bound["reduction"]), "none"),
                                   "ignore_index": int(bound["ignore_index"]), "weight": bound["weight"] is not None,
                                   "rank": bound["self"].dim(), "dtype": bound["self"].dtype, "result": out}
+        elif func is torch.ops.aten.add.Tensor and len(args) == 2:
+            for mine in args:
+                nll = self._nll.get(id(mine))
+                if nll is not None and nll["result"] is mine:
+                    self._smoothed[id(out)] = {**nll, "result": out}
         elif func is LOG_SOFTMAX_BACKWARD:
             nll = self._nll.get(id(args[0]))
             plain = nll is not None and nll["result"] is args[0]
-            self.cross_entropy.append({**({k: v for k, v in nll.items() if k != "result"} if plain else {}),
-                                       "direct": plain})
+            smoothed = self._smoothed.get(id(args[0]))
+            smoothed = smoothed if smoothed is not None and smoothed["result"] is args[0] else None
+            found = nll if plain else smoothed
+            self.cross_entropy.append({**({k: v for k, v in found.items() if k != "result"} if found else {}),
+                                       "direct": plain, "smoothed": smoothed is not None})
         elif func is MAX_POOL_BACKWARD:
             names = ("grad_output", "self", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "indices")
             bound = dict(zip(names, args)) | kwargs
@@ -576,9 +586,9 @@ def expected_fusions(s: Setup | str) -> dict[str, list[dict]]:
     """The cross-entropy and max-pool backwards PyTorch runs in ``loss.backward()`` that
     ``rewrite.fuse_training`` must fuse: ``{"cross_entropy": [...], "max_pool": [...]}``.
 
-    A plain cross-entropy: a ``log_softmax`` backward whose incoming gradient is exactly an
-    ``nll_loss`` backward's result (nothing added to it: no label smoothing), without class
-    weights, reduction mean or sum, on ``[N, C]`` float32 logits. A plain max pool: 4-D input,
+    A fusable cross-entropy: a ``log_softmax`` backward whose incoming gradient is exactly an
+    ``nll_loss`` backward's result, or that plus one other gradient (label smoothing's), without
+    class weights, reduction mean or sum, on ``[N, C]`` float32 logits. A plain max pool: 4-D input,
     no dilation, no ceil_mode."""
     s = SETUPS[s] if isinstance(s, str) else s
     module, inputs, loss_fn, targets = s.build()
@@ -588,7 +598,8 @@ def expected_fusions(s: Setup | str) -> dict[str, list[dict]]:
     recorder = _RecordSubgraphBackward()
     with recorder:
         loss.backward()
-    ce = [c for c in recorder.cross_entropy if c["direct"] and not c["weight"] and c["reduction"] != "none"
+    ce = [c for c in recorder.cross_entropy if (c["direct"] or c["smoothed"]) and not c["weight"]
+          and c["reduction"] != "none"
           and c["rank"] == 2 and c["dtype"] == torch.float32]
     pools = [p for p in recorder.max_pool if p["rank"] == 4 and not p["ceil_mode"] and set(p["dilation"]) == {1}]
     return {"cross_entropy": ce, "max_pool": pools, "all_cross_entropy": recorder.cross_entropy,

@@ -382,11 +382,11 @@ def _attrs(node: onnx.NodeProto) -> dict:
     return out
 
 
-def test_corpus_has_max_pools_and_a_cross_entropy_that_is_not_plain():
+def test_corpus_has_max_pools_and_a_label_smoothed_cross_entropy():
     pools = sum(len(rg.expected_fusions(n)["max_pool"]) for n in ("conv2d_maxpool",))
     assert pools == 2
-    smoothed = rg.expected_fusions("label_smoothing")
-    assert smoothed["all_cross_entropy"] and not smoothed["cross_entropy"]
+    (smoothed,) = rg.expected_fusions("label_smoothing")["cross_entropy"]
+    assert smoothed["smoothed"] and not smoothed["direct"]
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -122,7 +122,7 @@ def test_target_out_of_range_fails_like_the_original():
 
 
 @pytest.mark.parametrize("kwargs, reason", [
-    ({"label_smoothing": True}, "label_smoothing adds a uniform term"),
+    ({"label_smoothing": True}, "something other than label smoothing's uniform term"),
     ({"row_weights": True, "reduction": "sum"}, "has shape [6, 1], not one scalar"),
     ({"row_weights": True}, "is not dloss / that count"),
     ({"loss_squared": True}, "is computed from the loss itself"),
@@ -196,9 +196,117 @@ def test_pytorch_cross_entropy_fuses(name, loss_fn, attributes):
         assert check.ok, check
 
 
+@pytest.mark.parametrize("name, loss_fn, attributes", [
+    ("mean", lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1),
+     {"ignore_index": -100, "reduction": "mean", "label_smoothing": 0.1}),
+    ("sum", lambda o, t: F.cross_entropy(o, t, label_smoothing=0.25, reduction="sum"),
+     {"ignore_index": -100, "reduction": "sum", "label_smoothing": 0.25}),
+    ("ignore_index", lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1, ignore_index=2),
+     {"ignore_index": 2, "reduction": "mean", "label_smoothing": 0.1}),
+    ("scaled", lambda o, t: 0.5 * F.cross_entropy(o, t, label_smoothing=0.1),
+     {"ignore_index": -100, "reduction": "mean", "label_smoothing": 0.1}),
+    ("eps_1", lambda o, t: F.cross_entropy(o, t, label_smoothing=1.0, ignore_index=2),
+     {"ignore_index": 2, "reduction": "mean", "label_smoothing": 1.0}),
+])
+def test_pytorch_label_smoothing_fuses(name, loss_fn, attributes):
+    """F.cross_entropy(label_smoothing=eps) -> one node with label_smoothing = eps (as float32) and
+    the loss's dloss; its loss and gradients equal the exported graph's in ORT and PyTorch's own."""
+    model, module = _torch_case(loss_fn)
+    fused, report = fuse(model)
+    (site,) = [s for s in report.fused if s.rule == "softmax_cross_entropy"]
+    eps = site.attributes.pop("label_smoothing")
+    want_eps = attributes.pop("label_smoothing")
+    assert site.attributes == attributes and abs(eps - want_eps) <= 1e-7
+    assert ops(fused).count(FUSED_OP) == 1
+    gone = {"LogSoftmax", "GatherElements", "ScatterElements", "Exp", "Neg", "Not", "Equal", "Where", "Squeeze",
+            "Unsqueeze", "ConstantOfShape", "Div", "Cast", "Sub", "Expand", "Add"}
+    assert not gone & set(ops(fused)), ops(fused)
+    inputs = _graph_feeds(model, module, ignore_index=attributes["ignore_index"])
+    got, want = run(fused, inputs), run(model, inputs)
+    for out in want:
+        check = compare(out, "ort", got[out], want[out])
+        assert check.ok, check
+    # PyTorch eager on the same inputs: the loss and the parameters' gradients
+    x = torch.from_numpy(inputs["input"])
+    for p_name, p in module.named_parameters():
+        p.data = torch.from_numpy(inputs[p_name]).clone()
+        p.grad = None
+    loss = loss_fn(module(x), torch.from_numpy(inputs["target"]))
+    loss.backward()
+    assert compare("loss", "torch", got["loss"], loss.detach().numpy()).ok
+    for p_name, p in module.named_parameters():
+        (out,) = [o for o in got if o.startswith("grad.") and o.endswith(p_name)]
+        check = compare(out, "torch", got[out], p.grad.numpy())
+        assert check.ok, check
+
+
+def _mutated(model, tensor_of, factor):
+    """``model`` with one node's constant input (``tensor_of(model)`` = (node, input index)) scaled
+    by ``factor`` in a new initializer of its own (other readers of the constant keep it)."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    node, index = tensor_of(model)
+    init = {t.name: t for t in model.graph.initializer}[node.input[index]]
+    value = onnx.numpy_helper.to_array(init) * np.float32(factor)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(value.astype(np.float32), init.name + "_mutant"))
+    node.input[index] = init.name + "_mutant"
+    return model
+
+
+def _loss_add(model):
+    return next(n for n in model.graph.node if n.op_type == "Add" and "loss" in n.output)
+
+
+def _forward_b(model):
+    """(the forward Mul of the smoothing term by b, b's input index)."""
+    outputs = {o: n for n in model.graph.node for o in n.output}
+    inits = {t.name for t in model.graph.initializer}
+    # the smoothing term's Mul: its other input descends from ReduceSum(log_softmax, axes=[1])
+    lsm = next(n.output[0] for n in model.graph.node if n.op_type == "LogSoftmax")
+    row_sum = next(n.output[0] for n in model.graph.node if n.op_type == "ReduceSum" and n.input[0] == lsm)
+    reach, frontier = {row_sum}, [row_sum]
+    while frontier:
+        t = frontier.pop()
+        for n in model.graph.node:
+            if t in n.input and n.op_type != "Add":
+                for o in n.output:
+                    if o not in reach:
+                        reach.add(o)
+                        frontier.append(o)
+    for name in _loss_add(model).input:
+        mul = outputs[name]
+        if name in reach:
+            return mul, next(i for i, t in enumerate(mul.input) if t in inits)
+    raise AssertionError("no smoothing term found")
+
+
+def _backward_a(model):
+    """(the Div of dloss * (1 - eps) by the count in the backward, its constant's index)."""
+    inits = {t.name for t in model.graph.initializer}
+    outputs = {o: n for n in model.graph.node for o in n.output}
+    scatter = next(n for n in model.graph.node if n.op_type == "ScatterElements")
+    mul = next(n for n in model.graph.node if n.op_type == "Mul" and scatter.output[0] in n.input)
+    where = outputs[next(i for i in mul.input if i != scatter.output[0])]
+    div = outputs[where.input[1]]
+    return div, next(i for i, t in enumerate(div.input) if t in inits)
+
+
+@pytest.mark.parametrize("name, mutate, reason", [
+    ("b_not_eps_over_c", lambda m: _mutated(m, _forward_b, 1.5), "are not 1 - eps and eps / C"),
+    ("backward_scale_off", lambda m: _mutated(m, _backward_a, 1.5), "are not one dloss times"),
+])
+def test_label_smoothing_mutants_are_refused_with_the_reason(name, mutate, reason):
+    model, _ = _torch_case(lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1))
+    fused, report = fuse(mutate(model))
+    assert FUSED_OP not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+    assert site.status == "rejected" and reason in site.reason, site.reason
+
+
 @pytest.mark.parametrize("name, loss_fn, reason", [
     ("class_weights", lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0)), "no single forward"),
-    ("label_smoothing", lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1), "label_smoothing"),
+    ("label_smoothing_class_weights",
+     lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0), label_smoothing=0.1),
+     "other than label smoothing's uniform term"),
     ("reduction_none_weighted", lambda o, t: (F.cross_entropy(o, t, reduction="none") * torch.arange(6.0)).sum(),
      "not summed to one scalar"),
     ("reduction_none_summed", lambda o, t: F.cross_entropy(o, t, reduction="none").sum(), "not one scalar"),

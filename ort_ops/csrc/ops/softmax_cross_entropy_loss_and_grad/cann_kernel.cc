@@ -5,7 +5,8 @@
 //
 // Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
-// for C <= 2^24 (the gradient compares target with ignore_index in float32, exact below 2^24):
+// for C <= 2^24 (the gradient compares target with ignore_index in float32, exact below 2^24) and
+// label_smoothing 0 (the A2/A3 gradient kernel implements no other value):
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
 //   loss, log_prob = CrossEntropyLoss(LogSoftmaxV2(x), target; reduction, ignore_index)
 //   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target; "sum")
@@ -23,8 +24,10 @@
 // SoftmaxCrossEntropyWithLogits route, everywhere else:
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
 //   onehot = Equal(target [N, 1], iota [1, C]); labels = Cast(onehot, float32)   built on the device
+//   [labels = Add(Mul(labels, 1 - eps), eps / C)]                     (label_smoothing eps != 0 only)
 //   _, backprop = SoftmaxCrossEntropyWithLogits(x, labels)            [N, C] (its loss is not used)
 //   picked = ReduceSum(SelectV2(onehot, LogSoftmaxV2(x), 0), [1])     [N]: log_softmax at the target
+//            (eps != 0: ReduceSum(Mul(labels, LogSoftmaxV2(x)), [1]), the labels' sum of it)
 //   valid = NotEqual(target, ignore_index)                            [N] bool
 //   total = Mul(ReduceSum(SelectV2(valid, picked, 0), [0], keep_dims), -1)   [1]
 //   mean:  count = ReduceSum(Cast(valid, float32), [0]); loss = RealDiv(total, count);
@@ -82,9 +85,10 @@ class CannKernel : public Kernel {
                                  "SelectV2", "ReduceSum", "RealDiv", "Mul"},
                                 &acl_);
     }
+    if (*status == nullptr && attributes_.label_smoothing != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Add"});
     if (*status == nullptr) {
       const std::string family = cann::SocFamily(cann::SocName(*acl_));
-      class_index_ops_ = (family == "ascend910b" || family == "ascend910_93") &&
+      class_index_ops_ = (family == "ascend910b" || family == "ascend910_93") && attributes_.label_smoothing == 0.0f &&
                          cann::HasOps(*acl_, {"LogSoftmaxV2", "CrossEntropyLoss", "CrossEntropyLossGrad"});
     }
   }
@@ -247,13 +251,23 @@ class CannKernel : public Kernel {
         cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
                     {Mask(onehot, nc)}));
     ORTOPS_RETURN_IF_ERROR(cann.Cast(onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
+    const float eps = attributes_.label_smoothing, kept = 1.0f - eps, uniform = eps / static_cast<float>(c);
+    if (eps != 0.0f) {  // labels = (1 - eps) * one_hot + eps / C
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), HostConstant(&kept, ACL_FLOAT)}, {F32(labels, nc)}));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("Add", {F32(labels, nc), HostConstant(&uniform, ACL_FLOAT)}, {F32(labels, nc)}));
+    }
     ORTOPS_RETURN_IF_ERROR(cann.Launch("SoftmaxCrossEntropyWithLogits", {F32(x32, nc), F32(labels, nc)},
                                        {F32(rows, rows_shape), F32(backprop, nc)}));
     // rows = log_softmax(x)[n, target[n]] (0 where the target is no class): one value and zeros
-    // summed, exact in any order
+    // summed, exact in any order; with label smoothing the labels' sum of log_softmax(x)
     ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
-    ORTOPS_RETURN_IF_ERROR(
-        cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
+    if (eps == 0.0f) {
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)},
+                                         {F32(picked, nc)}));
+    } else {
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), F32(lsm, nc)}, {F32(picked, nc)}));
+    }
     ORTOPS_RETURN_IF_ERROR(
         cann.Op("ReduceSum")
             .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})

@@ -1,7 +1,9 @@
 // SoftmaxCrossEntropyLossAndGrad on the CPU EP: the targets are checked first (a target outside
 // [0, C) that is not ignore_index fails the run naming the row), then each row is computed in
 // float64 (max, sum of exp, log: one row per work item on the session's intra-op pool for large
-// inputs), the per-row losses summed in row order, and every result rounded to float32, then to T.
+// inputs; with label smoothing eps the row's loss is (1 - eps) * -lsm[target] + eps / C * sum of
+// -lsm over the classes in class order), the per-row losses summed in row order, and every result
+// rounded to float32, then to T.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,6 +20,7 @@ struct Job {
   const Run* run;
   const std::vector<int64_t>* target;
   int64_t ignore_index;
+  double eps;     // label_smoothing
   double weight;  // w of the rows that count
   void* dlogits;
   std::vector<double>* rows;  // per-row loss (0 for ignored rows)
@@ -41,13 +44,17 @@ struct Job {
     for (int64_t k = 0; k < c; ++k) sum += std::exp(static_cast<double>(LoadFloat<T>(x, static_cast<size_t>(k))) - m);
     const double log_sum = std::log(sum);
     const double w = counts ? weight : 0.0;
-    (*rows)[r] = 0.0;
+    const double uniform = eps / static_cast<double>(c);  // q's share of every class
+    double picked = 0.0, all = 0.0;                       // -lsm at the target, summed over the classes
     for (int64_t k = 0; k < c; ++k) {
       const double lsm = (static_cast<double>(LoadFloat<T>(x, static_cast<size_t>(k))) - m) - log_sum;
-      if (counts && k == t) (*rows)[r] = -lsm;
-      const double grad = w * (std::exp(lsm) - (counts && k == t ? 1.0 : 0.0));
-      StoreFloat<T>(dx, static_cast<size_t>(k), static_cast<float>(grad));
+      if (counts && k == t) picked = -lsm;
+      if (eps != 0.0) all -= lsm;
+      const double q = (counts && k == t ? 1.0 - eps : 0.0) + uniform;
+      StoreFloat<T>(dx, static_cast<size_t>(k), static_cast<float>(w * (std::exp(lsm) - q)));
     }
+    // eps = 0: the target's term alone (a -inf logit of another class adds nothing)
+    (*rows)[r] = !counts ? 0.0 : eps == 0.0 ? picked : (1.0 - eps) * picked + uniform * all;
   }
 };
 
@@ -72,7 +79,7 @@ struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
                           : count > 0       ? dloss / static_cast<double>(count)
                                             : std::numeric_limits<double>::infinity();
     std::vector<double> rows(n, 0.0);
-    Job<T> job{&run, &target, attributes_.ignore_index, weight, dlogits, &rows};
+    Job<T> job{&run, &target, attributes_.ignore_index, attributes_.label_smoothing, weight, dlogits, &rows};
     if (run.c > 0) {
       const bool parallel = run.n * run.c >= kItemParallelMinElements && n > 1;
       ORTOPS_RETURN_IF_ERROR(ForEachItem(context, n, parallel, [&job](size_t r) { job.Row(r); }));

@@ -1,8 +1,9 @@
 // SoftmaxCrossEntropyLossAndGrad for the kernels: ort_ops/ops/softmax_cross_entropy_loss_and_grad.py
 // declares it (name, inputs and their types, attributes and defaults, dtypes, providers), the build
 // generates `Declaration` from it:
-//   loss = sum over rows not ignored of -log_softmax(logits)[n, target[n]]  (/ their count: "mean")
-//   dlogits = w[n] * (softmax(logits) - one_hot(target)),  w[n] = dloss (/ count) or 0 (ignored row)
+//   q[n] = (1 - eps) * one_hot(target[n]) + eps / C                      (eps: label_smoothing)
+//   loss = sum over rows not ignored of -sum_c q[n, c] * log_softmax(logits)[n, c]  (/ their count: "mean")
+//   dlogits = w[n] * (softmax(logits) - q[n]),  w[n] = dloss (/ count) or 0 (ignored row)
 // The attribute and input checks both kernels share.
 #pragma once
 
@@ -20,7 +21,8 @@ constexpr const char* kName = Declaration::kName;
 // The declared attributes checked (ReadAttributes).
 struct Attributes {
   int64_t ignore_index = 0;
-  bool mean = false;  // reduction "mean" (else "sum")
+  bool mean = false;             // reduction "mean" (else "sum")
+  float label_smoothing = 0.0f;  // eps in [0, 1]
 };
 
 inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
@@ -32,6 +34,11 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
     return MakeError(std::string(kName) + ": reduction must be \"mean\" or \"sum\", got \"" + reduction + "\"");
   }
   a->mean = reduction == "mean";
+  a->label_smoothing = declared.label_smoothing;
+  if (!(a->label_smoothing >= 0.0f && a->label_smoothing <= 1.0f)) {
+    return MakeError(std::string(kName) + ": label_smoothing must be in [0, 1], got " +
+                     std::to_string(a->label_smoothing));
+  }
   return nullptr;
 }
 
