@@ -1,13 +1,13 @@
 """Ordinary training setups of users, written the way a PyTorch user writes them, not for this
 project: the corpus that export, fusion, training and placement are tested on
 (``tests/training/test_user_setups.py``, ``tests/cann/test_user_setups_on_cann.py``) and that
-``docs/bring-your-own-model.md``'s module list is generated from (``scripts/gen_setup_docs.py``).
+``docs/bring-your-own-model.md``'s table of setups is generated from (``python -m models.user_setups``).
 
 Each :class:`Setup` builds its module with fixed seeds, gives batches (inputs, targets) for any
 step, names its loss and lists the ``torch.nn`` modules / functions it exercises. Every setup has
 an ELU somewhere (the op this project fuses), and the rest is what such models contain:
-normalisation, attention, pooling heads, recurrent layers, embeddings, residual connections,
-concatenation, regression losses.
+normalisation, attention, pooling heads, recurrent layers, embeddings (learned positions too),
+residual connections, concatenation, GELU / SiLU / sigmoid / tanh activations, regression losses.
 """
 
 from __future__ import annotations
