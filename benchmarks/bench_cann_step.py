@@ -18,7 +18,7 @@ fused optimizer update ops, and :func:`ort_ops.rewrite.placement.place` (``cann_
 update ops), as one table.
 
     .venv-cann/bin/python benchmarks/bench_cann_step.py [--steps 5] [--soc Ascend910B1] [--json out.json]
-    .venv-cann/bin/python benchmarks/bench_cann_step.py --corpus [--steps 3]
+    .venv-cann/bin/python -m benchmarks.bench_cann_step --corpus [--steps 3] [--only gelu_mlp,swiglu]  # -m: models/
 """
 
 from __future__ import annotations
@@ -76,14 +76,19 @@ def measure(kind: str, model: str, optimizer: str, mode: str, steps: int, soc: s
     return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("@@")][-1][2:])
 
 
-def corpus(steps: int, soc: str) -> dict:
-    """The --corpus table: per setup, optimizer and mode, the per-step counts (or the error)."""
+def corpus(steps: int, soc: str, only: frozenset = frozenset()) -> dict:
+    """The --corpus table: per setup (those in ``only`` if given), optimizer and mode, the per-step
+    counts (or the error)."""
     from models import user_setup_fixtures
 
     print(f"{'setup':22s} {'opt':4s} {'mode':6s} {'CPU runs':>8s} {'H2D':>5s} {'D2H':>5s} {'D2D':>5s} "
           f"{'launches':>8s} {'nodes':>5s} {'BcastD':>6s}  on the CPU")
     results = {}
-    for name in user_setup_fixtures.names():
+    names = user_setup_fixtures.names()
+    unknown = sorted(only - set(names))
+    if unknown:
+        raise SystemExit(f"--only: no setup {unknown}; the corpus: {names}")
+    for name in [n for n in names if not only or n in only]:
         for optimizer in ("sgd", "adam"):
             for mode in ("before", "after"):
                 key = f"{name} {optimizer} {mode}"
@@ -111,7 +116,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=5, help="measured steps per configuration (after 3 warm-up)")
     p.add_argument("--soc", default="Ascend910B1", help="ACLSIM_SOC_NAME of the simulated device")
-    p.add_argument("--only", default="", help="comma-separated subset, e.g. train:mlp:sgd,infer:cnn")
+    p.add_argument("--only", default="", help="comma-separated subset, e.g. train:mlp:sgd,infer:cnn "
+                                              "(with --corpus: setup names, e.g. gelu_mlp,swiglu)")
     p.add_argument("--json", help="write the numbers here")
     p.add_argument("--corpus", action="store_true", help="the users' setups of models/user_setups.py instead")
     args = p.parse_args(argv)
@@ -120,7 +126,7 @@ def main(argv=None) -> int:
     if args.corpus:
         print(f"onnxruntime {ort.__version__} CANN EP on the ACL simulator (SoC {args.soc}); one training step of "
               f"each users' setup, per step after 3 warm-up steps, {args.steps} measured")
-        results = corpus(args.steps, args.soc)
+        results = corpus(args.steps, args.soc, frozenset(filter(None, args.only.split(","))))
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
         return 0

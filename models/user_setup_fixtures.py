@@ -5,7 +5,7 @@ fused), ``<name>.npz`` its initial parameters (``param/<name>``), module buffers
 (``buffer/<name>``), :data:`N_BATCHES` batches (``batch/<step>/<input index>``) and
 ``Setup.cann_refused`` / ``Setup.adam_eps`` (``meta/...``).
 
-Regenerate with ``.venv/bin/python scripts/make_fixtures.py --user-setups``. Loading
+Regenerate with ``.venv/bin/python -m models.fixtures --user-setups [NAME ...]``. Loading
 (:func:`load`) needs only NumPy and onnx.
 """
 

@@ -1,13 +1,13 @@
 """Ordinary training setups of users, written the way a PyTorch user writes them, not for this
 project: the corpus that export, fusion, training and placement are tested on
 (``tests/training/test_user_setups.py``, ``tests/cann/test_user_setups_on_cann.py``) and that
-``docs/bring-your-own-model.md``'s module list is generated from (``scripts/gen_setup_docs.py``).
+``docs/bring-your-own-model.md``'s table of setups is generated from (``python -m models.user_setups``).
 
 Each :class:`Setup` builds its module with fixed seeds, gives batches (inputs, targets) for any
 step, names its loss and lists the ``torch.nn`` modules / functions it exercises. Every setup has
 an ELU somewhere (the op this project fuses), and the rest is what such models contain:
-normalisation, attention, pooling heads, recurrent layers, embeddings, residual connections,
-concatenation, regression losses.
+normalisation, attention, pooling heads, recurrent layers, embeddings (learned positions too),
+residual connections, concatenation, GELU / SiLU / sigmoid / tanh activations, regression losses.
 """
 
 from __future__ import annotations
@@ -189,6 +189,53 @@ class SDPABlock(nn.Module):
         return x + self.ff(x)
 
 
+class GeluMLP(nn.Module):
+    """A transformer-style feed-forward: nn.GELU (exact, or approximate='tanh'), then ELU."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.fc1 = nn.Linear(5, 8)
+        self.act = nn.GELU(approximate=approximate)
+        self.fc2 = nn.Linear(8, 8)
+        self.out = nn.Linear(8, N_CLASSES)
+
+    def forward(self, x):
+        return self.out(F.elu(self.fc2(self.act(self.fc1(x)))))
+
+
+class SwiGLU(nn.Module):
+    """A gated feed-forward (SwiGLU: nn.SiLU of a gate times an up projection), ELU, and a
+    torch.sigmoid gate on the residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(5, 8)
+        self.up = nn.Linear(5, 8)
+        self.act = nn.SiLU()
+        self.mid = nn.Linear(8, 8)
+        self.out = nn.Linear(8, N_CLASSES)
+
+    def forward(self, x):
+        h = self.act(self.gate(x)) * self.up(x)
+        return self.out(F.elu(self.mid(h)) * torch.sigmoid(h))
+
+
+class LearnedPositions(nn.Module):
+    """Token embeddings plus a learned positional embedding indexed with torch.arange, ELU MLP, mean
+    over the sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(20, 8)
+        self.pos = nn.Embedding(16, 8)
+        self.mlp = nn.Sequential(nn.Linear(8, 8), nn.ELU())
+        self.out = nn.Linear(8, N_CLASSES)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        return self.out(self.mlp(self.tok(tokens) + self.pos(positions)).mean(1))
+
+
 def _encoder_layer() -> nn.Module:
     layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, activation=F.elu, batch_first=True)
     # attention-weight dropout inside nn.MultiheadAttention does not export (docs/bring-your-own-
@@ -263,6 +310,20 @@ SETUPS: tuple[Setup, ...] = (
           ("nn.Linear", "nn.ELU", "F.cross_entropy(label_smoothing)"),
           _seeded(lambda: nn.Sequential(nn.Linear(5, 16), nn.ELU(), nn.Linear(16, N_CLASSES))),
           _batches((BATCH, 5)), _label_smoothing, "F.cross_entropy(label_smoothing=0.1)"),
+    Setup("gelu_mlp", "feed-forward with nn.GELU (exact, erf-based), then ELU",
+          ("nn.Linear", "nn.GELU", "F.elu"), _seeded(GeluMLP), _batches((BATCH, 5)), F.cross_entropy),
+    Setup("gelu_tanh_mlp", "feed-forward with nn.GELU(approximate='tanh'), then ELU",
+          ("nn.Linear", "nn.GELU(approximate='tanh')", "F.elu"), _seeded(lambda: GeluMLP("tanh")),
+          _batches((BATCH, 5)), F.cross_entropy),
+    Setup("swiglu", "gated feed-forward: nn.SiLU gate times an up projection, ELU, a torch.sigmoid gate",
+          ("nn.Linear", "nn.SiLU", "torch.sigmoid", "F.elu"), _seeded(SwiGLU), _batches((BATCH, 5)), F.cross_entropy),
+    Setup("tanh_mlp", "MLP with nn.Tanh and nn.ELU", ("nn.Linear", "nn.Tanh", "nn.ELU"),
+          _seeded(lambda: nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 8), nn.ELU(),
+                                        nn.Linear(8, N_CLASSES))),
+          _batches((BATCH, 5)), F.cross_entropy),
+    Setup("learned_positions", "token embeddings plus a learned positional embedding indexed with torch.arange",
+          ("nn.Embedding", "torch.arange", "nn.ELU", "nn.Linear", "Tensor.mean"), _seeded(LearnedPositions),
+          _batches((BATCH, 5), index_high=20), F.cross_entropy),
 )
 
 BY_NAME = {s.name: s for s in SETUPS}

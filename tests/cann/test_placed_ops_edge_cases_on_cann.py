@@ -90,6 +90,26 @@ def test_flatten_axis_out_of_range_names_node_and_range(axis):
         session.run(None, feeds_of([x]))
 
 
+# -- Gelu: ONNX's two approximations; another value fails the session naming it -------------------
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_empty_and_scalar_inputs(approximate):
+    for x in (np.zeros((2, 0, 3), np.float32), np.array(1.5, np.float32)):
+        (want,), (got,) = cpu_and_placed(one_node("Gelu", [x], {"approximate": approximate}), feeds_of([x]))
+        assert got.shape == want.shape == x.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_gelu_unknown_approximation_fails_the_session_naming_it():
+    x = np.zeros(3, np.float32)
+    model = one_node("Gelu", [x], {"approximate": "fast"}, name="act")
+    model.graph.node[0].domain = CANN_DOMAIN  # placed by hand: placement leaves it (not an ONNX Gelu)
+    model.opset_import.append(helper.make_opsetid(CANN_DOMAIN, OPSET_VERSION))
+    with pytest.raises(Exception, match=r"Gelu node 'act' on CANN: attribute approximate is \"fast\", expected "
+                                        r"\"none\" or \"tanh\""):
+        cann_ep.session(model, place=False).run(None, feeds_of([x]))
+
+
 # -- empty products and reductions: the empty sum is 0, Gemm's Y is then C ------------------------
 
 GEMM_C = {

@@ -89,6 +89,11 @@ CASES = [
     Case("relu_f16", "Relu", [f32(3, 7).astype(np.float16)]),
     Case("tanh", "Tanh", [f32(3, 7)], exact=False),
     Case("not", "Not", [boolean(3, 5)]),
+    # Gelu (opset 20): CANN GeluV2 with ONNX's approximate ("none": erf; "tanh")
+    Case("gelu", "Gelu", [f32(4, 33, low=-7, high=7)], exact=False),
+    Case("gelu_tanh", "Gelu", [f32(4, 33, low=-7, high=7)], {"approximate": "tanh"}, exact=False),
+    Case("gelu_f16", "Gelu", [f32(3, 7).astype(np.float16)], exact=False),
+    Case("gelu_tanh_f16", "Gelu", [f32(3, 7).astype(np.float16)], {"approximate": "tanh"}, exact=False),
     Case("add_bcast", "Add", [f32(4, 1), f32(1, 5)]),
     Case("sub_bcast_rank", "Sub", [f32(2, 3, 4), f32(4)]),
     Case("mul_scalar", "Mul", [f32(3, 4), np.float32(2.5)]),

@@ -3,8 +3,8 @@ fused with rewrite.fuse_training, trained with the Trainer on cann_ep.session (p
 default) and on the CPU EP from the same start, SGD and Adam. Each step's loss agrees within
 float32's tolerance (1e-6 + 1e-5 |loss|) and so do the parameters after the last step.
 
-What runs where is not asserted here: nodes the CANN EP lacks run on the CPU EP (ORT's
-fallback); putting the whole step on the device is the next issue's target.
+Where it runs: every node of each setup's step on CANN (issue 23: no node on the CPU EP), and
+the placement report says so as ORT's profile does.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_setup_trains_on_cann_as_on_the_cpu_ep(name, optimizer, tmp_path):
 @pytest.mark.parametrize("name", [s for s in SETUPS if s not in REFUSED])
 def test_what_the_placement_report_says_is_what_runs(name, tmp_path):
     """One SGD step of each setup: the nodes ORT's profile shows on the CPU EP are the nodes the
-    placement report puts there (none for most setups), and no more: onnxruntime's optimizers that
+    placement report puts there (none: the whole step runs on CANN), and no more: onnxruntime's optimizers that
     make nodes after placement (cann_ep.session.NODE_CREATING_OPTIMIZERS) are off, else MatMul + Add
     became a Gemm on the CPU in the unrolled GRUCell setup while the report said CANN."""
     import collections
@@ -89,3 +89,4 @@ def test_what_the_placement_report_says_is_what_runs(name, tmp_path):
     ran = collections.Counter(r.op_type for r in cann_ep.node_runs(session)
                               if r.provider == "CPUExecutionProvider" and not r.op_type.startswith("Memcpy"))
     assert ran == reported, f"{name}: the profile's CPU node runs {dict(ran)}, the report's {dict(reported)}"
+    assert not ran, f"{name}: nodes on the CPU EP: {[(n.op_type, n.reason) for n in session.placement.on_cpu]}"

@@ -172,6 +172,23 @@ def test_dtype_without_kernel_is_named():
     assert report.nodes[0].where == "cpu" and "no ai.ortops.cann kernel for Exp(double)" in report.nodes[0].reason
 
 
+def test_gelu_forms():
+    """Gelu's two approximations are placed (CANN GeluV2 takes the same attribute); another value is
+    not an ONNX Gelu, and the reason names it; 200I/500 A2 has no GeluV2."""
+    nodes = [helper.make_node("Gelu", ["x"], [f"y{i}"], name=f"gelu_{a}", approximate=a)
+             for i, a in enumerate(("none", "tanh", "fast"))]
+    m = model_of(nodes, [vi("x", TP.FLOAT, [3])], [vi(f"y{i}", TP.FLOAT, None) for i in range(3)])
+    report = PlacementReport()
+    placed = place(m, report=report)
+    got = where(report)
+    assert got["gelu_none"][0] == got["gelu_tanh"][0] == "placed", report.summary()
+    assert got["gelu_fast"] == ("cpu", "approximate='fast' (ONNX has 'none' and 'tanh')"), report.summary()
+    assert [helper.get_attribute_value(n.attribute[0]) for n in placed.graph.node[:2]] == [b"none", b"tanh"]
+    report = PlacementReport()
+    place(model_of(nodes[:1], [vi("x", TP.FLOAT, [3])], [vi("y0", TP.FLOAT, None)]), soc="Ascend310B1", report=report)
+    assert report.nodes[0].where == "cpu" and "GeluV2" in report.nodes[0].reason, report.summary()
+
+
 def test_control_flow_bodies_are_placed_and_unplaced():
     body = helper.make_graph([helper.make_node("Exp", ["x"], ["y"], name="exp")], "body", [], [vi("y", TP.FLOAT, [3])])
     m = model_of([helper.make_node("If", ["c"], ["y"], name="if", then_branch=body, else_branch=body)],

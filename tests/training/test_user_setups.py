@@ -169,7 +169,7 @@ def _signature(model):
 def test_committed_fixture_is_current(exported, setup):
     """tests/fixtures/user_setups (what the CANN suite trains, without PyTorch) is what the setup
     exports today, with its initial parameters, buffers and batches
-    (.venv/bin/python scripts/make_fixtures.py --user-setups NAME rewrites it)."""
+    (.venv/bin/python -m models.fixtures --user-setups NAME rewrites it)."""
     fx = user_setup_fixtures.load(setup.name)
     graph, _, params = exported(setup)
     assert _signature(fx.graph) == _signature(graph)

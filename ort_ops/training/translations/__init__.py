@@ -25,6 +25,7 @@ from ort_ops.training.translations import (
     avg_pool_backward,
     batch_norm,
     conv_backward,
+    empty_permuted,
     layer_norm,
 )
 from ort_ops.training.translations.nodes import module_path, module_paths
@@ -33,7 +34,7 @@ __all__ = ["CUSTOM_TRANSLATION_TABLE", "MODULES", "check_supported", "module_pat
 
 #: every translation module, in no particular order (each op belongs to exactly one)
 MODULES = (conv_backward, avg_pool, avg_pool_backward, adaptive_avg_pool_backward, adaptive_avg_pool3d, batch_norm,
-           layer_norm)
+           layer_norm, empty_permuted)
 
 
 def _assemble(modules) -> dict:
