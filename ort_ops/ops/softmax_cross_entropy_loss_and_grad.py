@@ -146,6 +146,7 @@ Softmax cross-entropy over class indices and its gradient in one op: loss = the 
 whose target is not ignore_index of -log_softmax(logits)[n, target[n]] (divided by their count for
 reduction "mean"); with label_smoothing eps each row's target distribution is q = (1 - eps) *
 one_hot(target) + eps / C and its loss -sum_c q[c] * log_softmax(logits)[n, c]; dlogits = w[n] *
-(softmax(logits) - q), w[n] = dloss (divided by the count for "mean") where the row counts, else 0. Computed in float32 or wider, rounded once to T;
-within the library's tolerance of the float64 reference (exp and log are not bit-exact).""",
+(softmax(logits) - q), w[n] = dloss (divided by the count for "mean") where the row counts, else 0.
+Computed in float32 or wider, rounded once to T; within the library's tolerance of the float64
+reference (exp and log are not bit-exact).""",
 )

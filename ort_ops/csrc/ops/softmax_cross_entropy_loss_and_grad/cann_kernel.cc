@@ -263,8 +263,8 @@ class CannKernel : public Kernel {
     // summed, exact in any order; with label smoothing the labels' sum of log_softmax(x)
     ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
     if (eps == 0.0f) {
-      ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)},
-                                         {F32(picked, nc)}));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
     } else {
       ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), F32(lsm, nc)}, {F32(picked, nc)}));
     }
