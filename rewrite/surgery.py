@@ -659,7 +659,8 @@ class ProtoGraph:
         for node in self._linked:
             del node.inputs, node.outputs
         for node in new_nodes:
-            del node.inputs, node.outputs
+            if type(node) is not ProtoNode:  # (a replacement that returns a kept node: unlinked above)
+                del node.inputs, node.outputs
         self._nodes, self._tensors, self._linked, self._outputs = [], {}, [], None
 
 
