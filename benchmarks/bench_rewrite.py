@@ -10,15 +10,20 @@ fuse_elu_grad's phases are timed inside the pass
 
   load        protobuf parse of the serialized model
   scan        protobuf-only test for candidate sites (no graphsurgeon graph)
-  import      a single graph: the lazy index over its NodeProtos (surgery.ProtoGraph); with
-              subgraphs or functions: private copy + gs.import_onnx
+  import      a single graph: one pass over its NodeProtos indexing producers, consumers, op
+              types, names and domains (surgery.ProtoGraph; a node or tensor object is made
+              only when a rule reaches it); with subgraphs or functions: private copy +
+              gs.import_onnx
   match+edit  rules on that graph + building / splicing the EluGrad nodes
-  cleanup     removing what the edit left unused: a walk up from the edited nodes, or gs
-              cleanup() when there are subgraphs or functions (+ toposort() only when the edit
-              broke the order: then through graphsurgeon)
-  export      the original NodeProtos + the new ones (gs.export_onnx with subgraphs/functions)
-  fuse        the whole fuse_elu_grad call (it frees its gs graph itself: the collection
-              when the collector resumes is inside the call, not in any phase above);
+  cleanup     removing what the edit left unused: a single graph, a walk up from the edited
+              nodes that finds the dead ones and the new order (nothing is unlinked: the
+              export reads live nodes only); with subgraphs or functions gs cleanup() (+
+              toposort() only when the edit broke the order: then through graphsurgeon)
+  export      the original NodeProtos + the new ones, the initializers and value infos still
+              read found through the index (gs.export_onnx with subgraphs/functions)
+  fuse        the whole fuse_elu_grad call; it frees its graph itself (a single graph's objects
+              by reference counting once their cycles are cut, a gs graph in the collection when
+              the collector resumes), inside the call and in no phase above;
               save: SerializeToString of the result
   gs rt       graphsurgeon's own import -> cleanup().toposort() -> export of the same graph
               -> freeing it (``gs free``), with the garbage collector paused as fuse_elu_grad

@@ -260,7 +260,7 @@ def _fuse_single(graph: ProtoGraph, model, strict: bool, report: RewriteReport, 
             new_nodes = [n for i in sorted(replaced) for n in replaced[i]]
         with timer("cleanup"):
             seeds = new_nodes + [n for _, site in reversed(accepted) for n in reversed(site.nodes)]
-            dead = remove_dead_upstream(graph, seeds, keep)
+            dead = remove_dead_upstream(graph, seeds, keep, unlink=False)
             order = single_graph_order(graph, replaced, dead)
             if order is None:
                 return _TOPOSORT

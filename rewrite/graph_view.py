@@ -46,6 +46,11 @@ _SAME_SHAPE_OPS = frozenset(
 _BROADCAST_OPS = frozenset(
     "Add Sub Mul Div Pow Where Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Max Min Sum Mean".split()
 )
+# The producers through which const() / uniform() can find a value, and those strip() looks
+# through: a tensor made by any other op (or by none, and not a constant) has no value, or is its
+# own stripped self, without a look at the memos.
+_VALUE_OPS = frozenset({"Constant", "Cast", "CastLike", "ConstantOfShape", "Expand", *VIEW_OPS})
+_STRIPPED_OPS = frozenset({"Identity", "Mul"})
 _MISSING = object()
 _MAX_CONST_ELEMENTS = 16
 _MAX_UNIFORM_ELEMENTS = 1 << 16
@@ -240,6 +245,11 @@ class GraphView:
         """The value, as float32, of a tensor provably filled with one number: a one-element
         constant, a small constant with all elements equal, ``ConstantOfShape``, or ``Expand`` /
         a view op of such a tensor. None otherwise. Memoized per tensor, as :meth:`const`."""
+        if tensor is None:
+            return None
+        producers = tensor.inputs
+        if (not producers or producers[0].op not in _VALUE_OPS) and not isinstance(tensor, gs.Constant):
+            return None
         hit = self._uniform_cache.get(id(tensor))
         if hit is not None and hit[0] is tensor:
             return hit[1]
@@ -314,6 +324,8 @@ class GraphView:
         """Look through Identity and Mul-by-1 (a constant exactly 1, :meth:`is_one`, that does not
         broadcast): the tensor itself. Memoized per tensor (the result holds the same values
         whatever edits follow)."""
+        if tensor is None or not tensor.inputs or tensor.inputs[0].op not in _STRIPPED_OPS:
+            return tensor
         hit = self._strip_cache.get(id(tensor))
         if hit is not None and hit[0] is tensor:
             return hit[1]
@@ -396,35 +408,41 @@ class GraphView:
             return hit[1]
         start, path, elem, decided = tensor, [], None, False
         for _ in range(64):
-            hit = cache.get(id(tensor))
-            if hit is not None and hit[0] is tensor:
-                # a tensor whose walk was unresolved ends this walk unresolved too
-                elem, decided = (hit[1], True) if hit[2] else (None, False)
-                break
+            if tensor is not start:
+                hit = cache.get(id(tensor))
+                if hit is not None and hit[0] is tensor:
+                    # a tensor whose walk was unresolved ends this walk unresolved too
+                    elem, decided = (hit[1], True) if hit[2] else (None, False)
+                    break
             path.append(tensor)
-            elem = _elem_of(tensor.dtype)
-            if elem:
+            dtype = tensor.dtype
+            if dtype is not None:
+                elem = _elem_of(dtype)
+                if elem:
+                    break
+                elem = None
+            producers = tensor.inputs
+            if not producers:
+                if tensor.name in self.input_types:
+                    elem, decided = self.input_types[tensor.name], True
                 break
-            elem = None
-            node = self.producer(tensor)
-            if node is None and tensor.name in self.input_types:
-                elem, decided = self.input_types[tensor.name], True
+            node = producers[0]
+            if node.domain not in DEFAULT_DOMAINS:
                 break
-            if node is None or not is_default_domain(node):
-                break
-            if node.op == "Cast":
+            op = node.op
+            if op == "Cast":
                 elem, decided = node.attrs.get("to"), True
                 break
-            if node.op == "CastLike":
+            if op == "CastLike":
                 tensor = node.inputs[1]
-            elif node.op == "Constant":
+            elif op == "Constant":
                 value = self._constant_attr(node)
                 elem = None if value is None else _elem_of(value.dtype)
                 decided = True
                 break
-            elif node.op == "Where" and len(node.inputs) == 3:
+            elif op == "Where" and len(node.inputs) == 3:
                 tensor = node.inputs[1]
-            elif node.op in _SAME_TYPE_OPS and node.inputs:
+            elif op in _SAME_TYPE_OPS and node.inputs:
                 tensor = node.inputs[0]
             else:
                 break
@@ -457,7 +475,8 @@ class GraphView:
         hit = cache.get(id(tensor), _MISSING)
         if hit is not _MISSING and hit[0] is tensor:
             return hit[1]
-        stack, expanded = [tensor], set()
+        stack = [tensor]
+        expanded: dict[int, list] = {}  # id -> the operands whose shapes decide it (once pushed)
         while stack:
             t = stack[-1]
             key = id(t)
@@ -465,31 +484,40 @@ class GraphView:
             if hit is not _MISSING and hit[0] is t:
                 stack.pop()
                 continue
-            shape = None if t.shape is None else _own_shape(t)
-            if shape is None and t.inputs:
-                node = t.inputs[0]
-                op, operands = node.op, node.inputs
-                unary = op in _SAME_SHAPE_OPS
-                if operands and (unary or op in _BROADCAST_OPS) and node.domain in DEFAULT_DOMAINS and \
-                        node.outputs[0] is t:
-                    if unary:
-                        operands = operands[:1]
-                    shapes, pending = [], []
-                    for u in operands:
-                        h = cache.get(id(u), _MISSING)
-                        if h is not _MISSING and h[0] is u:
-                            shapes.append(h[1])
-                        else:
-                            pending.append(u)
-                    if pending and key not in expanded:  # pending on a second visit: a cycle
-                        expanded.add(key)
-                        stack.extend(pending)
-                        continue
-                    if not pending and None not in shapes:
-                        shape = _broadcast_shapes(shapes)
-            cache[key] = (t, shape)
+            operands = expanded.get(key)
+            if operands is None:  # first visit
+                shape = None if t.shape is None else _own_shape(t)
+                operands = self._shape_operands(t) if shape is None and t.inputs else None
+                if operands is None:
+                    cache[key] = (t, shape)
+                    stack.pop()
+                    continue
+            shapes, pending = [], []
+            for u in operands:
+                h = cache.get(id(u), _MISSING)
+                if h is not _MISSING and h[0] is u:
+                    shapes.append(h[1])
+                else:
+                    pending.append(u)
+            if pending and key not in expanded:  # pending on a second visit: a cycle
+                expanded[key] = operands
+                stack.extend(pending)
+                continue
+            cache[key] = (t, _broadcast_shapes(shapes) if not pending and None not in shapes else None)
             stack.pop()
         return cache[id(tensor)][1]
+
+    @staticmethod
+    def _shape_operands(tensor) -> list | None:
+        """The operands whose shapes give ``tensor``'s (its producer is elementwise: same-shape or
+        broadcasting), or None."""
+        node = tensor.inputs[0]
+        op, operands = node.op, node.inputs
+        unary = op in _SAME_SHAPE_OPS
+        if operands and (unary or op in _BROADCAST_OPS) and node.domain in DEFAULT_DOMAINS and \
+                node.outputs[0] is tensor:
+            return operands[:1] if unary else operands
+        return None
 
 
 def _own_shape(tensor) -> tuple | None:
@@ -508,7 +536,10 @@ def _broadcast_shapes(shapes: list[tuple]) -> tuple | None:
     """ONNX multidirectional broadcasting of static shapes; None where only the values could
     decide (a symbolic dim against a different dim that is not 1)."""
     first = shapes[0]
-    if all(s == first for s in shapes):
+    for s in shapes:
+        if s != first:
+            break
+    else:
         return first
     rank = max(len(s) for s in shapes)
     out = []

@@ -13,6 +13,7 @@ import contextlib
 import gc
 import os
 import time
+from collections import OrderedDict
 from typing import NamedTuple
 
 import onnx
@@ -206,12 +207,15 @@ def cleanup(graph: gs.Graph, keep_alive: dict, new_nodes: dict, graphs: dict, se
     return main.initializers
 
 
-def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None) -> dict[int, object]:
+def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None, *, unlink: bool = True) -> dict[int, object]:
     """Remove every node, from ``seeds`` upwards, none of whose outputs is read by a live node or
     is a graph output (``outputs``: those names, default ``graph.outputs``'). The links are cut
     with plain list operations: graphsurgeon's synchronised ``remove`` compares nodes with their
     deep ``__eq__``, quadratic on a widely shared tensor. Returns the removed nodes by id (a
-    :class:`ProtoGraph`'s order is made from them by :func:`single_graph_order`)."""
+    :class:`ProtoGraph`'s order is made from them by :func:`single_graph_order`).
+
+    ``unlink=False``: only find them, leaving the removed nodes linked (a :class:`ProtoGraph`,
+    whose order and export read live nodes only and whose links :meth:`ProtoGraph.release` cuts)."""
     if outputs is None:
         outputs = {t.name for t in graph.outputs}
     readers: dict[int, int] = {}  # id(tensor) -> live consumers left
@@ -235,7 +239,7 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None) -> dict[
                 readers[key] = (left if left is not None else len(tensor.outputs)) - 1
                 touched[key] = tensor
                 push(tensor.inputs)
-    if not dead:
+    if not dead or not unlink:
         return dead
     for key, tensor in touched.items():
         if readers[key]:
@@ -431,32 +435,37 @@ class ProtoNode:
     """A node of a :class:`ProtoGraph`: what graphsurgeon's ``Node`` has (``op``, ``name``,
     ``domain``, ``attrs``, ``inputs``, ``outputs``), read from NodeProto ``index`` only when asked.
     ``inputs`` / ``outputs`` are graphsurgeon's synchronised lists of graphsurgeon tensors, so
-    the rules and the edit treat the node as they treat an imported one. (They and ``attrs`` are
-    made on first access, by ``__getattr__``; then they are plain instance attributes.)"""
+    the rules and the edit treat the node as they treat an imported one. (``op``, ``name`` and
+    ``domain`` come from the graph's index; ``attrs``, ``inputs`` and ``outputs`` are made on first
+    access, by ``__getattr__``, which Python calls only while their slot is empty.)"""
 
-    def __init__(self, graph: ProtoGraph, index: int, proto: onnx.NodeProto):
-        self._graph, self.index = graph, index
-        self.op, self.name = proto.op_type, proto.name
-        self.domain = proto.domain if proto.HasField("domain") else None
+    # linked: were its inputs / outputs read (and so maybe changed)? arity: their counts then
+    __slots__ = ("_graph", "index", "op", "name", "domain", "attrs", "inputs", "outputs", "linked", "arity")
+
+    def __init__(self, graph: ProtoGraph, index: int, op: str, name: str, domain: str | None):
+        self._graph, self.index, self.op, self.name, self.domain, self.linked = graph, index, op, name, domain, False
 
     def __getattr__(self, key: str):
         if key == "inputs" or key == "outputs":
             self._graph.link(self)
-        elif key == "attrs":
-            proto = onnx.NodeProto()  # graphsurgeon keeps (and its export renames) tensor attributes
-            proto.CopyFrom(self._graph.proto.node[self.index])
-            self.attrs = OnnxImporter.import_attributes(proto.attribute, {}, {}, self._graph.opset, None)
-        else:
-            raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
-        return self.__dict__[key]
-
-    @property
-    def linked(self) -> bool:
-        """Were its inputs / outputs read (and so maybe changed)?"""
-        return "inputs" in self.__dict__
+            return getattr(self, key)
+        if key == "attrs":
+            self.attrs = _import_attributes(self._graph.proto.node[self.index], self._graph.opset)
+            return self.attrs
+        raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
 
     def __repr__(self) -> str:
         return f"ProtoNode({self.index}: {self.op} {self.name!r})"
+
+
+def _import_attributes(proto: onnx.NodeProto, opset: int) -> OrderedDict:
+    """graphsurgeon's import of a node's attributes (of a private copy: graphsurgeon keeps, and
+    its export renames, tensor attributes)."""
+    if not proto.attribute:
+        return OrderedDict()
+    copy = onnx.NodeProto()
+    copy.CopyFrom(proto)
+    return OnnxImporter.import_attributes(copy.attribute, {}, {}, opset, None)
 
 
 def _synchronized(parent, field_name: str, items: list) -> list:
@@ -487,17 +496,19 @@ class ProtoGraph:
         protos = graph.node
         self.producers: dict[str, object] = {}  # name -> node index (a list when several write it)
         self.consumers: dict[str, list[int]] = {}  # name -> node index per input slot, in node order
-        self.op_of: list[str] = []
-        self.names: set[str] = set()
+        self.op_of: list[str] = []  # by node index
+        self.name_of: list[str] = []  # by node index
+        self.domain_of: dict[int, str] = {}  # node index -> domain, for the nodes that set one
         self.single = not model.functions
-        producers, consumers, op_of, names = self.producers, self.consumers, self.op_of, self.names
-        get_consumers, get_producer, add_op = consumers.get, producers.get, op_of.append
+        producers, consumers, domain_of = self.producers, self.consumers, self.domain_of
+        get_consumers, get_producer = consumers.get, producers.get
+        add_op, add_name = self.op_of.append, self.name_of.append
         single = self.single
         for i, node in enumerate(protos):
             add_op(node.op_type)
-            name = node.name
-            if name:
-                names.add(name)
+            if node.HasField("domain"):
+                domain_of[i] = node.domain
+            add_name(node.name)
             for name in node.input:
                 at = get_consumers(name)
                 if at is None:
@@ -518,11 +529,17 @@ class ProtoGraph:
         self._linked: list[ProtoNode] = []
         self._outputs: list | None = None
 
+    @property
+    def names(self) -> set[str]:
+        """The node names (as :attr:`ProtoIndex.names`)."""
+        return {name for name in self.name_of if name}
+
     # -- graphsurgeon's view of it ------------------------------------------------------------------
     def node(self, index: int) -> ProtoNode:
         node = self._nodes[index]
         if node is None:
-            node = self._nodes[index] = ProtoNode(self, index, self.proto.node[index])
+            node = self._nodes[index] = ProtoNode(self, index, self.op_of[index], self.name_of[index],
+                                                  self.domain_of.get(index))
         return node
 
     def nodes_by_op(self, ops) -> dict[str, list]:
@@ -573,22 +590,12 @@ class ProtoGraph:
 
     def link(self, node: ProtoNode) -> None:
         proto = self.proto.node[node.index]
-        tensors, new = self._tensors, self._new_tensor
-        inputs, outputs = [], []
-        for name in proto.input:
-            if name:
-                tensor = tensors.get(name)
-                inputs.append(tensor if tensor is not None else new(name))
-            else:
-                inputs.append(self._empty([], [node]))
-        for name in proto.output:
-            if name:
-                tensor = tensors.get(name)
-                outputs.append(tensor if tensor is not None else new(name))
-            else:
-                outputs.append(self._empty([node], []))
+        get, new = self._tensors.get, self._new_tensor
+        inputs = [(get(name) or new(name)) if name else self._empty([], [node]) for name in proto.input]
+        outputs = [(get(name) or new(name)) if name else self._empty([node], []) for name in proto.output]
         node.inputs = _synchronized(node, "outputs", inputs)
         node.outputs = _synchronized(node, "inputs", outputs)
+        node.linked, node.arity = True, (len(inputs), len(outputs))
         self._linked.append(node)
 
     @staticmethod
@@ -646,18 +653,15 @@ class ProtoGraph:
         return dangling, unused
 
     def release(self, new_nodes) -> None:
-        """Cut the node <-> tensor links (see :meth:`ProtoIndex.release`)."""
+        """Cut the reference cycles (node <-> its synchronised lists, node -> tensor -> node, the
+        graph's tables): all of it is then freed by reference counting, without a cyclic
+        collection that traverses it (see :meth:`ProtoIndex.release`)."""
         for node in self._linked:
-            list.clear(node.inputs)
-            list.clear(node.outputs)
             del node.inputs, node.outputs
         for node in new_nodes:
-            list.clear(node.inputs)
-            list.clear(node.outputs)
-        for tensor in self._tensors.values():
-            list.clear(tensor.inputs)
-            list.clear(tensor.outputs)
-        self._nodes, self._tensors, self._linked = [], {}, []
+            if type(node) is not ProtoNode:  # (a replacement that returns a kept node: unlinked above)
+                del node.inputs, node.outputs
+        self._nodes, self._tensors, self._linked, self._outputs = [], {}, [], None
 
 
 def single_graph_order(graph: ProtoGraph, replaced: dict[int, list], dead: dict[int, object]) -> list | None:
@@ -666,29 +670,26 @@ def single_graph_order(graph: ProtoGraph, replaced: dict[int, list], dead: dict[
     :func:`splice` + :func:`cleanup` give. None when a new node would read a tensor produced
     further down, or produce one read further up (graphsurgeon's ``toposort`` must run: the
     caller takes the graphsurgeon path)."""
-    nodes = graph._nodes
-    order: list = []
-    position: list[int | None] = [None] * len(nodes)  # by node index
-    new_position: dict[int, int] = {}
-    inserted = []
-    for i in range(len(nodes)):
-        node = nodes[i]
-        if node is None or id(node) not in dead:
-            position[i] = len(order)
-            order.append(i)
-        new = replaced.get(i)
-        if new:
-            for n in new:
-                if id(n) not in dead:
-                    new_position[id(n)] = len(order)
-                    order.append(n)
-                    inserted.append(n)
+    removed = {n.index for n in dead.values() if type(n) is ProtoNode}
+    place: dict[int, tuple[int, int]] = {}  # id(new node) -> (index it follows, its place there)
+    inserted, order, start = [], [], 0
+    for after in sorted(replaced):
+        order += [i for i in range(start, after + 1) if i not in removed]
+        for k, node in enumerate(replaced[after]):
+            if id(node) not in dead:
+                place[id(node)] = (after, k)
+                order.append(node)
+                inserted.append(node)
+        start = after + 1
+    order += [i for i in range(start, len(graph._nodes)) if i not in removed]
 
-    def at(node) -> int | None:
-        return position[node.index] if type(node) is ProtoNode else new_position.get(id(node))
+    def at(node) -> tuple[int, int] | None:  # where a live node is, as (index, place): ordered as ``order``
+        if type(node) is ProtoNode:
+            return None if node.index in removed else (node.index, -1)
+        return place.get(id(node))
 
     for node in inserted:
-        here = new_position[id(node)]
+        here = place[id(node)]
         for tensor in node.inputs:
             for producer in tensor.inputs:
                 where = at(producer)
@@ -704,8 +705,9 @@ def single_graph_order(graph: ProtoGraph, replaced: dict[int, list], dead: dict[
 
 def export_single_graph(graph: ProtoGraph, order: list, missing: set[str], sources: dict) -> onnx.ModelProto:
     """:func:`export_keeping_protos` of a :class:`ProtoGraph` in ``order`` (from
-    :func:`single_graph_order`): every node whose inputs and outputs no edit reached is its
-    original NodeProto, unread; the rest as there."""
+    :func:`single_graph_order`): every node whose inputs and outputs no edit reached, or kept
+    their number, is its original NodeProto, unread; the rest as there. Which initializers and
+    value infos are still read or written is asked of the index (:class:`_KeptNames`)."""
     original = graph.model
     out = onnx.ModelProto()
     for desc, value in original.ListFields():
@@ -717,38 +719,62 @@ def export_single_graph(graph: ProtoGraph, order: list, missing: set[str], sourc
             copy_field(g, desc, value)
     have = {t.name for t in original.graph.initializer}
     protos, objects = original.graph.node, graph._nodes
-    want_produced = bool(original.graph.value_info)
-    nodes, new_constants, used, produced = [], {}, {o.name for o in original.graph.output}, set()
+    nodes, new_constants = [], {}
+    rewritten = {}  # a new node, or a kept one whose inputs or outputs changed, by id
     for entry in order:
         if type(entry) is int:
-            proto = protos[entry]
             node = objects[entry]
-            if node is None or not node.linked:
-                used.update(proto.input)
-                if want_produced:
-                    produced.update(proto.output)
-                nodes.append(proto)
+            if node is None or not node.linked or (len(node.inputs), len(node.outputs)) == node.arity:
+                nodes.append(protos[entry])
                 continue
         else:
-            node, proto = entry, None
-        for tensor in node.inputs:
-            used.add(tensor.name)
-        if want_produced:
-            produced.update(t.name for t in node.outputs)
-        if proto is not None and len(proto.input) == len(node.inputs) and len(proto.output) == len(node.outputs):
-            nodes.append(proto)
-            continue
+            node = entry
+        rewritten[id(node)] = node
         nodes.append(exported_node(node, sources, graph.proto_of))
         for tensor in node.inputs:
             if isinstance(tensor, gs.Constant) and tensor.name not in have:
                 new_constants[tensor.name] = tensor
     g.node.extend(nodes)
-    g.initializer.extend(t for t in original.graph.initializer if t.name in used or t.name in missing)
+    kept = _KeptNames(graph, order, rewritten)
+    g.initializer.extend(t for t in original.graph.initializer if kept.read(t.name) or t.name in missing)
     g.initializer.extend(OnnxExporter.export_tensor_proto(t) for t in new_constants.values())
-    if want_produced:
-        g.value_info.extend(vi for vi in original.graph.value_info if vi.name in produced or vi.name in used)
+    if original.graph.value_info:
+        g.value_info.extend(vi for vi in original.graph.value_info if kept.written(vi.name) or kept.read(vi.name))
     opsets = list(original.opset_import)
     if not any(op.domain == DOMAIN for op in opsets):
         opsets.append(onnx.helper.make_opsetid(DOMAIN, OPSET_VERSION))
     out.opset_import.extend(opsets)
     return out
+
+
+class _KeptNames:
+    """Which names the nodes of the edited graph (``order``) read and write, asked name by name:
+    a kept node whose inputs and outputs are as read answers from the graph's index (its
+    NodeProto's names), a rewritten one (``rewritten``: new nodes and kept nodes whose inputs or
+    outputs changed, by id) from its tensors; a graph output counts as read. (An edit changes
+    a kept node's lists only by dropping outputs, never by swapping a tensor: a node with as many
+    inputs and outputs as its NodeProto has its names, as the export writes it.)"""
+
+    def __init__(self, graph: ProtoGraph, order: list, rewritten: dict):
+        self._graph = graph
+        self._kept = {entry for entry in order if type(entry) is int}
+        self._rewritten_at = {n.index for n in rewritten.values() if type(n) is ProtoNode}
+        self._reads = {o.name for o in graph.proto.output}
+        self._writes = set()
+        for node in rewritten.values():
+            self._reads.update(t.name for t in node.inputs)
+            self._writes.update(t.name for t in node.outputs)
+
+    def _as_read(self, at) -> bool:
+        """Does a kept node among indices ``at`` (an index, a list of them or None) have its
+        NodeProto's names?"""
+        if at is None:
+            return False
+        kept, rewritten = self._kept, self._rewritten_at
+        return any(i in kept and i not in rewritten for i in (at if isinstance(at, list) else (at,)))
+
+    def read(self, name: str) -> bool:
+        return name in self._reads or self._as_read(self._graph.consumers.get(name))
+
+    def written(self, name: str) -> bool:
+        return name in self._writes or self._as_read(self._graph.producers.get(name))

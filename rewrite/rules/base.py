@@ -99,6 +99,8 @@ def elu_like_consumers(view: GraphView, tensor) -> list[gs.Node]:
     or through Identity / Mul-by-1, in this scope or an enclosing one, in graph order."""
     found, frontier, seen = [], [tensor], set()
     for _ in range(4):
+        if not frontier:
+            break
         nxt = []
         for t in frontier:
             for user in view.consumers(t):
