@@ -109,6 +109,14 @@ SMOOTHED_MEAN = {**MEAN, "Add": 1, "Mul": 4, "SelectV2": 2}
 SMOOTHED_SUM = {**SUM, "Add": 1, "Mul": 4, "SelectV2": 2}
 
 
+def second_run_counts(session, feeds):
+    """The ACL ops and the copies of the session's second run (after a warm-up run)."""
+    ort_io.run(session, feeds)
+    before = sim_counters()
+    ort_io.run(session, feeds)
+    return diff(before, sim_counters())
+
+
 def with_casts(sent: dict, casts: int) -> dict:
     return {**sent, "Cast": sent.get("Cast", 0) + casts}
 
@@ -123,11 +131,7 @@ def test_ops_sent_and_one_copy_of_its_own(dtype, reduction):
     if dtype != "float32":  # logits and dloss in, loss and dlogits out
         sent = with_casts(sent, 4)
     feeds = inputs(dtype)
-    session = cann_ep.session(model_for(dtype, feeds, reduction=reduction))
-    ort_io.run(session, feeds)  # warm-up
-    before = sim_counters()
-    ort_io.run(session, feeds)
-    ops, counts = diff(before, sim_counters())
+    ops, counts = second_run_counts(cann_ep.session(model_for(dtype, feeds, reduction=reduction)), feeds)
     assert ops == sent
     # the three inputs in (target by the kernel: it is a host input, range-checked where it is), loss
     # and dlogits out; ORT's own end-of-run synchronisation
@@ -138,11 +142,8 @@ def test_ops_sent_and_one_copy_of_its_own(dtype, reduction):
 def test_label_smoothing_takes_the_one_hot_route_with_smoothed_labels(reduction):
     sent = SMOOTHED_MEAN if reduction == "mean" else SMOOTHED_SUM
     feeds = inputs("float32")
-    session = cann_ep.session(model_for("float32", feeds, reduction=reduction, label_smoothing=0.2))
-    ort_io.run(session, feeds)  # warm-up
-    before = sim_counters()
-    ort_io.run(session, feeds)
-    ops, counts = diff(before, sim_counters())
+    model = model_for("float32", feeds, reduction=reduction, label_smoothing=0.2)
+    ops, counts = second_run_counts(cann_ep.session(model), feeds)
     assert ops == sent
     assert counts == {"copies_h2d": 3, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
 
