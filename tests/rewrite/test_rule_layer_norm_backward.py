@@ -18,7 +18,7 @@ import onnx
 import pytest
 import torch
 import torch.nn.functional as F
-from graphs_training import export, torchlib_listed_once
+from graphs_training import export
 from onnx import helper, numpy_helper
 
 from ort_ops import ort_io
@@ -26,11 +26,7 @@ from ort_ops.domain import DOMAIN
 from ort_ops.rewrite import RewriteReport, fuse_training
 from ort_ops.rewrite.validation import session
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _fast_exports():
-    with torchlib_listed_once():
-        yield
+pytestmark = pytest.mark.usefixtures("fast_exports")
 
 
 def ops(model):

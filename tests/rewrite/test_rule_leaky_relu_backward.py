@@ -17,7 +17,7 @@ import onnx.reference
 import pytest
 import torch
 import torch.nn.functional as F
-from graphs_training import export, torchlib_listed_once
+from graphs_training import export
 from onnx import TensorProto as TP
 from onnx import helper
 
@@ -30,10 +30,7 @@ from ort_ops.rewrite.validation import session
 BACKWARD = ("Greater", "Where")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fast_exports():
-    with torchlib_listed_once():
-        yield
+pytestmark = pytest.mark.usefixtures("fast_exports")
 
 
 def ops(model):

@@ -14,7 +14,7 @@ import onnx.reference
 import pytest
 import torch
 import torch.nn.functional as F
-from graphs_training import export, max_pool, torchlib_listed_once
+from graphs_training import export, max_pool
 from onnx import TensorProto as TP
 
 from ort_ops import ort_io
@@ -28,10 +28,7 @@ GEOMETRIES = [((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (2, 2), (1, 1, 1, 1)), ((
               ((2, 3), (1, 2), (1, 0, 0, 2))]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fast_exports():
-    with torchlib_listed_once():
-        yield
+pytestmark = pytest.mark.usefixtures("fast_exports")
 
 
 def ops(model):

@@ -13,7 +13,7 @@ import onnx.reference
 import pytest
 import torch
 import torch.nn.functional as F
-from graphs_training import cross_entropy, export, torchlib_listed_once
+from graphs_training import cross_entropy, export
 
 from ort_ops import ort_io
 from ort_ops.reference import OPS
@@ -23,10 +23,7 @@ from ort_ops.rewrite.validation import compare, session
 FUSED_OP = "SoftmaxCrossEntropyLossAndGrad"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fast_exports():
-    with torchlib_listed_once():
-        yield
+pytestmark = pytest.mark.usefixtures("fast_exports")
 
 
 def ops(model):
