@@ -6,7 +6,9 @@ to notice. For each one the file is changed in the working tree, ``pytest -x -q`
 given tests, and the file is put back byte for byte (with its original modification time)
 before the next one, also on Ctrl-C, SIGTERM or an exception. A mutation is *killed* when the
 tests fail (or cannot even be collected) and *SURVIVED* when they pass: then either the change
-does not alter behaviour (an equivalent mutation) or no test asserts what the code does.
+does not alter behaviour (an equivalent mutation) or no test asserts what the code does. A
+mutation proven equivalent carries the proof (``equivalent=``): its survival is reported as
+*equivalent*, not as a failure, and if tests ever kill it the proof is wrong and that is an error.
 
     scripts/mutation_check.py                       # every built-in mutation, on this repo
     scripts/mutation_check.py --repo /tmp/copy      # on another checkout
@@ -21,7 +23,7 @@ recovers even from a ``kill -9``). Python writes no bytecode for the runs
 Tests run with the repo's ``.venv/bin/python`` when there is one (``--python`` otherwise);
 the environment is passed through (``ORTOPS_LIBRARY`` and so on).
 
-Exit status: 0 every mutation killed, 1 some survived, 2 errors (a snippet not found, a dirty
+Exit status: 0 every mutation killed or equivalent, 1 some survived, 2 errors (a snippet not found, a dirty
 file, a failing baseline, pytest usage errors).
 """
 
@@ -35,7 +37,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 # --- test sets (paths that do not exist in the checkout are left out, with a note) ------------------
 RULES = ["tests/rewrite/test_rules_other_forms.py", "tests/rewrite/test_rule_where_input_exp.py",
@@ -68,10 +70,12 @@ class Mutation:
     # other spellings of the same mutation, (file, old, new), for other revisions of the code;
     # the first one whose file holds its snippet exactly once is used
     alts: list = field(default_factory=list)
+    # why no test can tell the mutant from the original ("": it must be killed)
+    equivalent: str = ""
 
 
-def m(id, file, old, new, tests, what="", alts=()):
-    return Mutation(id, file, old, new, list(tests), what, list(alts))
+def m(id, file, old, new, tests, what="", alts=(), equivalent=""):
+    return Mutation(id, file, old, new, list(tests), what, list(alts), equivalent)
 
 
 def resolve(repo: str, mut: Mutation) -> Mutation | str:
@@ -81,7 +85,7 @@ def resolve(repo: str, mut: Mutation) -> Mutation | str:
         path = os.path.join(repo, file)
         n = open(path, encoding="utf-8").read().count(old) if os.path.isfile(path) else 0
         if n == 1:
-            return Mutation(mut.id, file, old, new, list(mut.tests), mut.what)
+            return Mutation(mut.id, file, old, new, list(mut.tests), mut.what, equivalent=mut.equivalent)
         tried.append(f"{file}: {'no such file' if not os.path.isfile(path) else f'snippet found {n} times'}")
     return f"{mut.id}: its snippet must occur exactly once ({'; '.join(tried)})"
 
@@ -248,7 +252,8 @@ MUTATIONS: list[Mutation] = [
     m("lower-zero-negzero", LOW, 'zero = gs.Constant(f"{base}/zero", np.array(0.0, dtype=f32))',
       'zero = gs.Constant(f"{base}/zero", np.array(-0.0, dtype=f32))', LOWER, "compare with -0.0",
       alts=[(LOW_EG, 'zero = gs.Constant(f"{base}/zero", np.array(0.0, dtype=f32))',
-             'zero = gs.Constant(f"{base}/zero", np.array(-0.0, dtype=f32))')]),
+             'zero = gs.Constant(f"{base}/zero", np.array(-0.0, dtype=f32))')],
+      equivalent="IEEE 754 compares -0.0 equal to 0.0: Less(x, -0.0) is Less(x, 0.0) for every x"),
     m("lower-default-alpha", LOW, "1.0 if alpha is None else float(alpha)", "0.0 if alpha is None else float(alpha)",
       LOWER, "default alpha 0", alts=[(LOW_EG, "1.0 if alpha is None else float(alpha)",
                                        "0.0 if alpha is None else float(alpha)")]),
@@ -278,8 +283,10 @@ MUTATIONS: list[Mutation] = [
     m("ref-alpha-f64", REF, "alpha32 = np.float32(alpha)", "alpha32 = np.float64(alpha)", REFERENCE,
       "alpha in float64"),
     m("ref-nan-mask", REF, "nan = negative & np.isnan(p)", "nan = np.isnan(p)", REFERENCE,
-      "NaN fix-up also on the grads side"),
-    m("ref-nan-any", REF, "if nan.any():", "if True:", REFERENCE, "NaN fix-up always"),
+      "NaN fix-up also on the grads side",
+      equivalent="y takes p only where negative, so a fixed-up p elsewhere is never read"),
+    m("ref-nan-any", REF, "if nan.any():", "if True:", REFERENCE, "NaN fix-up always",
+      equivalent="without a NaN the fix-up's np.where(nan, ..., p) returns p: the test only skips work"),
     m("ref-dtype-check", REF, "    if grads.dtype != activations.dtype:\n", "    if False:\n", REFERENCE,
       "no dtype check"),
     m("ref-shape-check", REF, "    if grads.shape != activations.shape:\n", "    if False:\n", REFERENCE,
@@ -457,7 +464,7 @@ def main(argv=None) -> int:
 
     repo = os.path.abspath(args.repo)
     muts = [x for x in MUTATIONS if not args.only or any(fnmatch.fnmatchcase(x.id, o) for o in args.only)]
-    muts = [Mutation(x.id, x.file, x.old, x.new, list(args.tests or x.tests), x.what, x.alts) for x in muts]
+    muts = [replace(x, tests=list(args.tests or x.tests)) for x in muts]
     if args.list:
         for x in muts:
             print(f"{x.id:28} {x.file:34} {x.what}\n{'':28} tests: {' '.join(x.tests)}")
@@ -537,9 +544,9 @@ def main(argv=None) -> int:
             if code is None:
                 status = "killed (timeout)"
             elif code in (1, 2):  # tests failed / collection or import error (e.g. a syntax error)
-                status = "killed"
+                status = "ERROR (killed, but marked equivalent)" if x.equivalent else "killed"
             elif code == 0:
-                status = "SURVIVED"
+                status = "equivalent" if x.equivalent else "SURVIVED"
             else:
                 status = f"ERROR (pytest exit {code})"
             r = {**asdict(x), "status": status, "seconds": round(secs, 1),
@@ -556,8 +563,12 @@ def main(argv=None) -> int:
 
     killed = [r for r in results if r["status"].startswith("killed")]
     survived = [r for r in results if r["status"] == "SURVIVED"]
+    equivalent = [r for r in results if r["status"] == "equivalent"]
     errors = [r for r in results if r["status"].startswith("ERROR")]
-    print(f"\n{len(results)} mutation(s): {len(killed)} killed, {len(survived)} SURVIVED, {len(errors)} error(s)")
+    print(f"\n{len(results)} mutation(s): {len(killed)} killed, {len(equivalent)} equivalent, "
+          f"{len(survived)} SURVIVED, {len(errors)} error(s)")
+    for r in equivalent:
+        print(f"  equivalent {r['id']:26} {r['file']}: {r['equivalent']}")
     for r in survived:
         print(f"  SURVIVED {r['id']:28} {r['file']}: {r['what']}")
     if args.json:

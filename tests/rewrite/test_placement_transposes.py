@@ -158,3 +158,16 @@ def test_skip_and_old_opsets_leave_them():
     nodes = [T("w", "wt"), helper.make_node("MatMul", ["x", "wt"], ["y"], name="mm")]
     m = model_of(nodes, [vi("x", [4, 6]), vi("w", [5, 6])], [vi("y", [4, 5])], opset=10)
     assert folded(m)[1] == {}
+
+
+def test_a_gemm_that_would_not_be_placed_keeps_its_transpose():
+    """A scaled Gemm runs on CANN Muls + Axpy, which Ascend 310B lacks: the Gemm stays on the CPU,
+    so folding its Transpose would only move the transpose into a CPU node; on 910B both go."""
+    nodes = [T("w", "wt"), helper.make_node("Gemm", ["x", "wt"], ["y"], name="g", alpha=2.0)]
+    m = model_of(nodes, [vi("x", [4, 6]), vi("w", [5, 6])], [vi("y", [4, 5])])
+    report = PlacementReport()
+    placed = place(m, soc="Ascend310B1", report=report)
+    where = {n.node: n.where for n in report.nodes}
+    assert where == {"T_wt": "placed", "g": "cpu"}, where
+    assert [n.op_type for n in placed.graph.node][0].endswith("Transpose")
+    assert folded(m)[1] == {"T_wt": "folded into g (transA/transB): they read w"}  # 910B1: placed, so folded
