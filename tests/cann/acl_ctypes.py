@@ -15,6 +15,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]  # children run with it on PYTHONPATH (sim_env)
@@ -24,6 +25,11 @@ ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8 = 0, 1, 2, 3, 4
 ACL_INT16, ACL_UINT16, ACL_UINT32, ACL_INT64, ACL_UINT64 = 6, 7, 8, 9, 10
 ACL_DOUBLE, ACL_BOOL, ACL_BF16 = 11, 12, 27
 ACL_DT_UNDEFINED = -1
+
+# the float dtypes CANN's AI-core ops take, and their test ids
+BF16 = ml_dtypes.bfloat16
+FLOATS = [np.float32, np.float16, BF16]
+FLOAT_IDS = ["float32", "float16", "bfloat16"]
 ACL_FORMAT_UNDEFINED, ACL_FORMAT_NCHW, ACL_FORMAT_NHWC, ACL_FORMAT_ND = -1, 0, 1, 2
 MEMCPY_H2H, MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D = 0, 1, 2, 3
 
@@ -55,11 +61,10 @@ def acl_dtype(np_dtype) -> int:
 
 
 def numpy_dtype(code: int):
-    import ml_dtypes
     return {ACL_FLOAT: np.float32, ACL_FLOAT16: np.float16, ACL_DOUBLE: np.float64, ACL_INT8: np.int8,
             ACL_INT16: np.int16, ACL_INT32: np.int32, ACL_INT64: np.int64, ACL_UINT8: np.uint8,
             ACL_UINT16: np.uint16, ACL_UINT32: np.uint32, ACL_UINT64: np.uint64, ACL_BOOL: np.bool_,
-            ACL_BF16: ml_dtypes.bfloat16}[code]
+            ACL_BF16: BF16}[code]
 
 
 @dataclass(frozen=True)

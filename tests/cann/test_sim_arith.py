@@ -10,7 +10,6 @@ operand's NaN (quieted), else the second's, else the default NaN (x86's rule, Nu
 Integers wrap; Div truncates toward zero (C), so INT_MIN / -1 wraps.
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,13 +25,13 @@ from acl_ctypes import (
     ACL_INT32,
     ACL_INT64,
     ACL_UINT8,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 BROADCAST = [((2, 3), (2, 3)), ((2, 3), (1,)), ((1,), (2, 3)), ((4, 1), (1, 5)), ((2, 1, 3), (4, 1)),
              ((3,), (2, 3)), ((0, 3), (1, 3))]

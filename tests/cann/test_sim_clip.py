@@ -7,7 +7,6 @@ bfloat16, float, int32, int64) broadcast min and max to x; the AI CPU ones (doub
 uint8..uint64) take two one-element bounds or two of x's shape. Runs on Ascend910B1 (A2 row: supported).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,13 +16,13 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_FLOAT16,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 SOC = {"ACLSIM_SOC_NAME": "Ascend910B1"}
 AI_CORE = [np.float16, BF16, np.float32, np.int32, np.int64]
 AI_CPU = [np.float64, np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64]

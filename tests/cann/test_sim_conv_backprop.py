@@ -13,7 +13,6 @@ Checked two ways:
   of the index arithmetic. Bound: (terms + 1) * 2^-24 * sum |term| + 0.5 ulp(dx).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,6 +25,7 @@ from acl_ctypes import (
     ACL_FLOAT,
     ACL_FORMAT_NCHW,
     ACL_FORMAT_NHWC,
+    BF16,
     Arg,
     Out,
     acl_dtype,
@@ -38,7 +38,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def out_size(size, k, s, d, lo, hi):

@@ -11,7 +11,6 @@ Semantics (cited in cann_ep/sim/src/ops/batch_norm.cc, avg_pool.cc, flatten.cc):
 - Flatten (ops-math conversion/flatten): y = x as [prod(d[:axis]), prod(d[axis:])], axis in [-r, r].
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -23,6 +22,7 @@ from acl_ctypes import (
     ACL_FLOAT,
     ACL_FLOAT16,
     ACL_INT32,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     nchw,
@@ -30,7 +30,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 # --- BatchNorm ---------------------------------------------------------------------------------
@@ -239,7 +238,6 @@ def test_flatten_rejects_bad_axis_and_shape(tmp_path):
     for (rc, msg, _), (_, _, code, text) in zip(results, bad):
         assert rc == code and text in msg, (rc, msg)
     assert results[-1][0] != 0 and "dtype" in results[-1][1]
-
 
 
 # --- DropoutV2 ---------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ row-major order of the index tensor, so with "none" and a repeated index the las
 float16/bfloat16 "add"/"mul" round after every update.
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,6 +25,7 @@ from acl_ctypes import (
     ACL_FLOAT,
     ACL_FLOAT16,
     ACL_INT32,
+    BF16,
     Out,
     acl_dtype,
     assert_bits_equal,
@@ -34,7 +34,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 SOC = {"ACLSIM_SOC_NAME": "Ascend950PR"}
 DTYPES = [np.float32, np.float16, BF16, np.int32, np.int64]
 IDS = ["float32", "float16", "bfloat16", "int32", "int64"]

@@ -5,7 +5,6 @@ for every x type, gamma/beta float32 or x's type) and the order the simulator do
 layer_norm.cc: two passes, row sums in blocks of 64 combined pairwise, one float32 rounding per operation).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,6 +16,7 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_FLOAT16,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     const,
@@ -24,7 +24,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 F32 = np.float32
 
 

@@ -6,7 +6,6 @@ here; one rounding per output for float16/bfloat16 (mixed rows: gamma in float32
 dtype errors; absent on the Atlas training / inference series (README)."""
 
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -15,13 +14,13 @@ from acl_ctypes import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 F32 = np.float32
 RNG = np.random.default_rng(31)
 

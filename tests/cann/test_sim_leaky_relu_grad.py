@@ -2,7 +2,6 @@
 features > 0 ? gradients : gradients * negative_slope, float32 math and one round-to-nearest-even
 cast, checked against NumPy written here (not the op's reference), and the tiling's refusals."""
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -11,13 +10,13 @@ from acl_ctypes import (
     ACL_FLOAT,
     ACL_FLOAT16,
     ACL_INT32,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def expected(g, f, slope, dtype):

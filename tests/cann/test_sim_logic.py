@@ -10,7 +10,6 @@ IEEE comparisons (NaN compares unequal, -0.0 == +0.0) giving bool; ordering comp
 RealNumberType (no bool); SelectV2 is a broadcasting where(condition, then, else).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -20,13 +19,13 @@ from acl_ctypes import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 COMPARE = {"Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
            "Greater": np.greater, "GreaterEqual": np.greater_equal}

@@ -5,7 +5,6 @@ order: acc = 0, then acc += x1[i, p] * x2[p, j] for p increasing, each product a
 float32 (no FMA); then + bias in float32; one rounding to y's dtype (int32: wraps).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,13 +16,13 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_FLOAT16,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def matmul_ref(a, b, bias, ta, tb, out_dtype):

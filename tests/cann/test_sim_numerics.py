@@ -3,14 +3,12 @@ EluGrad (the spec in docs/elugrad.md), elementwise ops, matmul and data movement
 
 import warnings
 
-import ml_dtypes
 import numpy as np
 import pytest
 
-from acl_ctypes import ACL_BF16, ACL_BOOL, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64, acl_dtype, run_ops
+from acl_ctypes import ACL_BF16, ACL_BOOL, ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64, BF16, acl_dtype, run_ops
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def bits(a: np.ndarray) -> np.ndarray:

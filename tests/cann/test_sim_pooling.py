@@ -18,7 +18,6 @@ over sliding windows of the -inf padded input.
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
@@ -31,6 +30,8 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_FORMAT_NHWC,
+    FLOAT_IDS,
+    FLOATS,
     Arg,
     acl_dtype,
     assert_bits_equal,
@@ -39,11 +40,8 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
-DTYPES = [np.float32, np.float16, BF16]
-IDS = ["float32", "float16", "bfloat16"]
 # MaxPoolV3 takes double too (hicann/ops-nn pooling/max_pool_v3/op_graph/max_pool_v3_proto.h lists DT_DOUBLE)
-V3_DTYPES, V3_IDS = [*DTYPES, np.float64], [*IDS, "float64"]
+V3_DTYPES, V3_IDS = [*FLOATS, np.float64], [*FLOAT_IDS, "float64"]
 
 
 def geometry(h, k, s, mode, pads=(0, 0), ceil_mode=False):
@@ -185,7 +183,7 @@ GRAD_CASES = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "VALID"), ((3, 3), (2,
               ((3, 2), (3, 1), "VALID")]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=FLOAT_IDS)
 def test_max_pool_grad(tmp_path, dtype):
     rng = np.random.default_rng(23)
     x = sample(rng, (2, 2, 7, 6), dtype)
@@ -308,7 +306,7 @@ POOL3D_CASES = [  # ksize, strides, dilation, pads, ceil_mode
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=FLOAT_IDS)
 def test_max_pool_3d(tmp_path, dtype):
     rng = np.random.default_rng(23)
     x = sample(rng, (2, 2, 4, 5, 7), dtype)
@@ -392,7 +390,7 @@ AVG3D_CASES = [  # ksize, strides, pads, ceil_mode, count_include_pad
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=FLOAT_IDS)
 @pytest.mark.parametrize("soc", ["Ascend950PR", "Ascend910B1"])
 def test_avg_pool_3d(tmp_path, dtype, soc):
     rng = np.random.default_rng(24)
@@ -483,7 +481,7 @@ ARGMAX_CASES = [  # ksize, strides, pads, ceil_mode
 ]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=FLOAT_IDS)
 def test_max_pool3d_with_argmax_v2(tmp_path, dtype):
     rng = np.random.default_rng(25)
     x = rng.standard_normal((2, 3, 4, 5, 6)).astype(np.float32).astype(dtype)  # distinct values: no ties

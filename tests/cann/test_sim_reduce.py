@@ -14,7 +14,6 @@ attributes and shape rules): that sum, in the accumulator, divided by the number
 elements and rounded once; float types only in the simulator.
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -23,6 +22,7 @@ from acl_ctypes import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     const,
@@ -30,7 +30,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def reduce_sum_ref(x: np.ndarray, axes, keep_dims: bool, noop_empty: bool) -> np.ndarray:

@@ -15,7 +15,6 @@ then the sum (no FMA).
 
 import math
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,14 +25,13 @@ from acl_ctypes import (
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
     ACL_INT32,
+    FLOATS,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
-FLOATS = [np.float32, np.float16, BF16]
 FLOAT_IDS = ["float32", "float16", "bfloat16"]
 VALUES = [0.5, -2.5, 3.0, 1e-3, 0.0, -0.0, float("inf")]
 

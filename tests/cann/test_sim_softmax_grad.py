@@ -2,7 +2,6 @@
 grad_x = dy * y - sum(dy * y, axes) * y in float32 in the golden's order, bit for bit against the
 same order written in NumPy here; one rounding for float16/bfloat16; the errors."""
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -11,13 +10,13 @@ from acl_ctypes import (
     ACL_ERROR_OP_INPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     run_ops,
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 
 
 def golden_in_order(y, dy, axis):

@@ -9,7 +9,6 @@ empty tensors and the errors (perm / offsets / size in device memory are refused
 decide the output shape, which is checked when the op is enqueued).
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -19,6 +18,7 @@ from acl_ctypes import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
+    BF16,
     acl_dtype,
     assert_bits_equal,
     const,
@@ -26,7 +26,6 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 ALL = [np.float32, np.float16, BF16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.bool_]
 ALL_IDS = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
 
