@@ -10,16 +10,12 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from checks import fuse_and_check
+from checks import fuse_and_check, ops
 from graphs import Builder, elu_backward
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from ort_ops.rewrite import RULES, RewriteReport, fuse_elu_grad, has_candidates, lower_elu_grad
 from ort_ops.rewrite.validation import session
-
-
-def _ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 def _all_nodes(model):
@@ -243,7 +239,7 @@ def test_constants_in_external_data_are_read(tmp_path):
     report4 = RewriteReport()
     fuse_elu_grad(on_disk, report=report4, base_dir=str(tmp_path))
     assert "could not be read" in report4.rejected[0].reason
-    assert "EluGrad" in _ops(fused)
+    assert "EluGrad" in ops(fused)
 
 
 def mul_where_graph():

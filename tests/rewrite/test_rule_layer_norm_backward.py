@@ -21,16 +21,13 @@ import torch.nn.functional as F
 from graphs_training import export
 from onnx import helper, numpy_helper
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN
 from ort_ops.rewrite import RewriteReport, fuse_training
 from ort_ops.rewrite.validation import session
 
 pytestmark = pytest.mark.usefixtures("fast_exports")
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 class NormHead(torch.nn.Module):

@@ -21,6 +21,7 @@ from graphs_training import export
 from onnx import TensorProto as TP
 from onnx import helper
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET, OPSET_VERSION
 from ort_ops.reference import OPS
@@ -31,10 +32,6 @@ BACKWARD = ("Greater", "Where")
 
 
 pytestmark = pytest.mark.usefixtures("fast_exports")
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 def bits(a):

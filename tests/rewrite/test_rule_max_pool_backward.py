@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from graphs_training import export, max_pool
 from onnx import TensorProto as TP
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.ops.max_pool_grad import max_pool_grad, windows
 from ort_ops.reference import OPS
@@ -29,10 +30,6 @@ GEOMETRIES = [((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (2, 2), (1, 1, 1, 1)), ((
 
 
 pytestmark = pytest.mark.usefixtures("fast_exports")
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 def fuse(model, **kwargs):

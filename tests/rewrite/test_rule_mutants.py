@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper
 
-from checks import fuse_and_check
+from checks import fuse_and_check, ops
 from graphs import Builder
 from ort_ops.reference import OPS
 from ort_ops.rewrite import RewriteReport, fuse_elu_grad, has_candidates
@@ -22,10 +22,6 @@ F32 = TP.FLOAT
 
 def vi(name, shape=SHAPE, elem=F32):
     return helper.make_tensor_value_info(name, elem, shape)
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 def fuse(model, **kw):

@@ -19,6 +19,7 @@ from graphs_training import export
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN, IR_VERSION, ONNX_OPSET
 from ort_ops.rewrite import RewriteReport, fuse_training
@@ -28,10 +29,6 @@ BACKWARD = ("ReduceSum", "Sub")
 
 
 pytestmark = pytest.mark.usefixtures("fast_exports")
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 class SoftmaxHead(torch.nn.Module):

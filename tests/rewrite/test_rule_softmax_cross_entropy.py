@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from graphs_training import cross_entropy, export
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.reference import OPS
 from ort_ops.rewrite import RewriteReport, fuse_training
@@ -24,10 +25,6 @@ FUSED_OP = "SoftmaxCrossEntropyLossAndGrad"
 
 
 pytestmark = pytest.mark.usefixtures("fast_exports")
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 def feeds(n=6, c=5, ignore_index=-100, ignored=(1, 4), seed=0):
