@@ -252,6 +252,19 @@ def _label_smoothing(out, target):
     return F.cross_entropy(out, target, label_smoothing=0.1)
 
 
+CLASS_WEIGHTS = (1.0, 2.5, 0.5)  # an imbalanced data set's inverse class frequencies
+
+
+def _class_weighted(out, target):
+    return F.cross_entropy(out, target, weight=torch.tensor(CLASS_WEIGHTS, dtype=out.dtype))
+
+
+def _focal(out, target, gamma: float = 2.0):
+    """The focal loss (Lin et al. 2017): per-row cross-entropy, down-weighted where confident."""
+    ce = F.cross_entropy(out, target, reduction="none")
+    return ((1.0 - torch.exp(-ce)) ** gamma * ce).mean()
+
+
 # -- the corpus ----------------------------------------------------------------------------------
 SETUPS: tuple[Setup, ...] = (
     Setup("resnet_block_bn2d", "ResNet basic block with BatchNorm2d (train mode, running stats)",
@@ -324,6 +337,14 @@ SETUPS: tuple[Setup, ...] = (
     Setup("learned_positions", "token embeddings plus a learned positional embedding indexed with torch.arange",
           ("nn.Embedding", "torch.arange", "nn.ELU", "nn.Linear", "Tensor.mean"), _seeded(LearnedPositions),
           _batches((BATCH, 5), index_high=20), F.cross_entropy),
+    Setup("class_weights", "ELU MLP with a class-weighted cross-entropy (imbalanced classes)",
+          ("nn.Linear", "nn.ELU", "F.cross_entropy(weight)"),
+          _seeded(lambda: nn.Sequential(nn.Linear(5, 16), nn.ELU(), nn.Linear(16, N_CLASSES))),
+          _batches((BATCH, 5)), _class_weighted, "F.cross_entropy(weight=...)"),
+    Setup("focal_loss", "ELU MLP with the focal loss over a per-row cross-entropy",
+          ("nn.Linear", "nn.ELU", "F.cross_entropy(reduction='none')", "torch.exp", "Tensor.pow"),
+          _seeded(lambda: nn.Sequential(nn.Linear(5, 16), nn.ELU(), nn.Linear(16, N_CLASSES))),
+          _batches((BATCH, 5)), _focal, "focal loss (F.cross_entropy(reduction='none'))"),
 )
 
 BY_NAME = {s.name: s for s in SETUPS}

@@ -93,20 +93,38 @@ def test_equals_the_cpu_ep_within_tolerance(dtype, attrs, tmp_path):
     assert {(r.op_type, r.provider) for r in cann_ep.node_runs(session) if r.op_type == OP.name} == {(OP.name, CANN)}
 
 
-# per route, reduction and dtype: the ACL ops one node sends (the kernel's comment lists them)
+# per route, reduction and dtype: the ACL ops one node sends (the kernel's comment lists them), with
+# some row ignored (inputs()' rows 3 and 17)
 CLASS_INDEX_MEAN = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 2, "NotEqual": 1,
                     "SelectV2": 1}
 CLASS_INDEX_SUM = {"LogSoftmaxV2": 1, "CrossEntropyLoss": 1, "CrossEntropyLossGrad": 1}
-MEAN = {"Equal": 1, "Cast": 2, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 3,
+# Equal + SelectV2 (labels), SoftmaxCrossEntropyWithLogits, LogSoftmaxV2 + SelectV2 + ReduceSum (the
+# target's log-probability), NotEqual + SelectV2 (valid rows), ReduceSum + Mul(-1) (the total), the
+# gradient's SelectV2 + Mul; mean: Cast + ReduceSum (the count) and two RealDiv
+MEAN = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 4,
         "ReduceSum": 3, "RealDiv": 2, "Mul": 2}
-SUM = {"Equal": 1, "Cast": 1, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 3,
+SUM = {"Equal": 1, "SoftmaxCrossEntropyWithLogits": 1, "LogSoftmaxV2": 1, "NotEqual": 1, "SelectV2": 4,
        "ReduceSum": 2, "Mul": 2}
 
 
-# label_smoothing != 0 (either SoC: the A2/A3 gradient kernel implements only 0): labels scaled and
-# shifted (Mul, Add), the labels' sum of log_softmax (Mul instead of a SelectV2)
-SMOOTHED_MEAN = {**MEAN, "Add": 1, "Mul": 4, "SelectV2": 2}
-SMOOTHED_SUM = {**SUM, "Add": 1, "Mul": 4, "SelectV2": 2}
+# label_smoothing != 0 (either SoC: the A2/A3 gradient kernel implements only 0): the smoothed labels'
+# loss is SoftmaxCrossEntropyWithLogits's own (no LogSoftmaxV2 + SelectV2 + ReduceSum, no Mul(-1))
+def smoothed(sent: dict) -> dict:
+    out = {**sent, "SelectV2": sent["SelectV2"] - 1, "ReduceSum": sent["ReduceSum"] - 1, "Mul": sent["Mul"] - 1}
+    del out["LogSoftmaxV2"]
+    return out
+
+
+SMOOTHED_MEAN, SMOOTHED_SUM = smoothed(MEAN), smoothed(SUM)
+
+# no row ignored (known on the host from the range check): no valid mask (NotEqual, the two
+# SelectV2 on it), and "mean" divides by the constant N (no Cast + ReduceSum); the class-index
+# route's mean gradient is CrossEntropyLossGrad's alone
+def unmasked(sent: dict, mean: bool) -> dict:
+    if "CrossEntropyLoss" in sent:
+        return CLASS_INDEX_SUM  # one CrossEntropyLossGrad of either reduction, no select
+    drop = {"NotEqual": 1, "SelectV2": 2, **({"Cast": 1, "ReduceSum": 1} if mean else {})}
+    return {k: v - drop.get(k, 0) for k, v in sent.items() if v - drop.get(k, 0)}
 
 
 def second_run_counts(session, feeds):
@@ -146,6 +164,28 @@ def test_label_smoothing_takes_the_one_hot_route_with_smoothed_labels(reduction)
     ops, counts = second_run_counts(cann_ep.session(model), feeds)
     assert ops == sent
     assert counts == {"copies_h2d": 3, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+def test_with_no_row_ignored_no_mask_is_sent_and_the_results_agree(reduction, label_smoothing):
+    feeds = inputs("float32", ignored=())
+    attrs = {"reduction": reduction, "label_smoothing": label_smoothing}
+    model = model_for("float32", feeds, **attrs)
+    session = cann_ep.session(model)
+    if class_index_route() and label_smoothing == 0.0:
+        sent = CLASS_INDEX_MEAN if reduction == "mean" else CLASS_INDEX_SUM
+    else:
+        sent = MEAN if reduction == "mean" else SUM
+        sent = smoothed(sent) if label_smoothing else sent
+    ops, counts = second_run_counts(session, feeds)
+    assert ops == unmasked(sent, reduction == "mean")
+    assert counts == {"copies_h2d": 3, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
+    got = ort_io.run(session, feeds)
+    for name, g, w in zip(("loss", "dlogits"), got, ort_io.run(make_session(model), feeds)):
+        assert_close(g, w, name)
+    for name, g, w in zip(("loss", "dlogits"), got, OP.outputs_of(*feeds.values(), **attrs)):
+        assert_close(g, w, f"{name} vs reference")
 
 
 def test_every_row_ignored_gives_nan_loss_and_zero_gradient_like_the_cpu_ep():

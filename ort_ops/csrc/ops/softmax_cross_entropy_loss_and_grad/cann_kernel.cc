@@ -11,35 +11,44 @@
 //   loss, log_prob = CrossEntropyLoss(LogSoftmaxV2(x), target; reduction, ignore_index)
 //   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target; "sum")
 //   mean:  g = CrossEntropyLossGrad(d, log_prob, target; "mean")        (all rows ignored: NaN)
-//          z = CrossEntropyLossGrad(0, log_prob, target; "sum")          (0 * exp(log_prob))
-//          dlogits = SelectV2(NotEqual(target, ignore_index) [N, 1], g, z)
+//          some row ignored:  z = CrossEntropyLossGrad(0, log_prob, target; "sum")   (0 * exp(log_prob))
+//                             dlogits = SelectV2(NotEqual(target, ignore_index) [N, 1], g, z)
+//          no row ignored:    dlogits = g
 //   [Cast loss, dlogits to T]
 // LogSoftmaxV2 first: CANN's CrossEntropyLoss forms x - (max + log sum exp(x - max)), whose
 // absolute error is an ulp of the row's largest logit (at logits ~ N(0, 10) gradients 9x less
 // precise than the other route's); on log-probabilities (largest near 0) it is an ulp of those.
 // The select keeps the op's own result for ignored rows (0, or NaN where their logits are not
 // finite) when every row is ignored, where CANN's mean gradient divides by a count of 0, and when
-// dloss is not finite.
+// dloss is not finite. Whether a row is ignored is known on the host (the range check below reads
+// every target there): with none, g is the result and the select would pick it everywhere.
 //
 // SoftmaxCrossEntropyWithLogits route, everywhere else:
 //   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
-//   onehot = Equal(target [N, 1], iota [1, C]); labels = Cast(onehot, float32)   built on the device
-//   [labels = Add(Mul(labels, 1 - eps), eps / C)]                     (label_smoothing eps != 0 only)
-//   _, backprop = SoftmaxCrossEntropyWithLogits(x, labels)            [N, C] (its loss is not used)
-//   picked = ReduceSum(SelectV2(onehot, LogSoftmaxV2(x), 0), [1])     [N]: log_softmax at the target
-//            (eps != 0: ReduceSum(Mul(labels, LogSoftmaxV2(x)), [1]), the labels' sum of it)
-//   valid = NotEqual(target, ignore_index)                            [N] bool
-//   total = Mul(ReduceSum(SelectV2(valid, picked, 0), [0], keep_dims), -1)   [1]
-//   mean:  count = ReduceSum(Cast(valid, float32), [0]); loss = RealDiv(total, count);
-//          scale = RealDiv(d, count)                                  sum: loss = total, scale = d
-//   w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)  (Mul broadcasts [N, 1])
+//   onehot = Equal(target [N, 1], iota [1, C])                        [N, C] bool, built on the device
+//   labels = SelectV2(onehot, (1 - eps) + eps / C, eps / C)           (eps = label_smoothing; float32
+//            constants: eps = 0 gives the one-hot labels 1 and 0)
+//   rows, backprop = SoftmaxCrossEntropyWithLogits(x, labels)         [N], [N, C]
+//   eps = 0: rows = ReduceSum(SelectV2(onehot, LogSoftmaxV2(x), 0), [1]), negated below: the
+//            target's log-probability (SoftmaxCrossEntropyWithLogits's rows are not used)
+//   some row ignored:  valid = NotEqual(target, ignore_index)         [N] bool
+//                      rows = SelectV2(valid, rows, 0)
+//   total = ReduceSum(rows, [0], keep_dims)                           [1] (eps = 0: then Mul(total, -1))
+//   mean:  loss = RealDiv(total, count); scale = RealDiv(d, count)    sum: loss = total, scale = d
+//          count = ReduceSum(Cast(valid, float32), [0]) where a row is ignored, else the constant N
+//   some row ignored:  w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)
+//   no row ignored:    dlogits = Mul(backprop, scale)               (Mul broadcasts [N, 1], [1])
 //   [Cast loss, dlogits to T]
-// iota, ignore_index, the axes, 0 and -1 are constant inputs (aclSetTensorConst): no device copy.
-// The loss picks the target's log-probability with a select: SoftmaxCrossEntropyWithLogits's own
-// loss sums labels * (log sum exp - (x - max)) over every class (hicann/ops-nn@e5c3fa93
+// iota, ignore_index, the axes, the label values, N, 0 and -1 are constant inputs
+// (aclSetTensorConst): no device copy, and the same for every step of a shape. Whether some row is
+// ignored is known on the host (the range check reads every target there); without one the masks
+// would select the unmasked values everywhere.
+// With eps = 0 the loss picks the target's log-probability with a select: SoftmaxCrossEntropyWithLogits's
+// own loss sums labels * (log sum exp - (x - max)) over every class (hicann/ops-nn@e5c3fa93
 // activation/softmax_cross_entropy_with_logits/op_kernel/arch35/
 // softmax_cross_entropy_with_logits_full_load.h:213-237), where a -inf logit of another class
-// gives 0 * inf = NaN; the CPU kernel's loss is finite there.
+// gives 0 * inf = NaN; the CPU kernel's loss is finite there. With eps > 0 every class has a
+// positive label, so that sum is the loss, +inf for a -inf logit as in PyTorch.
 //
 // On both routes ignored rows are selected away from the loss (not multiplied by 0), so a NaN or
 // inf in them does not reach it, as in the exporter's graph. The targets are range-checked on the
@@ -85,7 +94,6 @@ class CannKernel : public Kernel {
                                  "SelectV2", "ReduceSum", "RealDiv", "Mul"},
                                 &acl_);
     }
-    if (*status == nullptr && attributes_.label_smoothing != 0.0f) *status = cann::RequireOps(*acl_, kName, {"Add"});
     if (*status == nullptr) {
       const std::string family = cann::SocFamily(cann::SocName(*acl_));
       class_index_ops_ = (family == "ascend910b" || family == "ascend910_93") && attributes_.label_smoothing == 0.0f &&
@@ -106,9 +114,12 @@ class CannKernel : public Kernel {
     }
     SequenceRun cann;
     ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &cann));
-    ORTOPS_RETURN_IF_ERROR(CheckTargets(run));
-    if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, cann, out);
-    return OneHotRoute(context, run, cann, out);
+    size_t counted = 0;
+    ORTOPS_RETURN_IF_ERROR(CountTargets(static_cast<const int64_t*>(run.target.data), static_cast<size_t>(run.n), run.c,
+                                        attributes_.ignore_index, &counted));
+    const bool some_ignored = counted != static_cast<size_t>(run.n);
+    if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, some_ignored, cann, out);
+    return OneHotRoute(context, run, some_ignored, cann, out);
   }
 
  private:
@@ -116,13 +127,6 @@ class CannKernel : public Kernel {
     void* loss = nullptr;
     void* dlogits = nullptr;
   };
-  // The targets (host memory: the op declares target `host`, so ORT keeps it there) range-checked.
-  OrtStatusPtr CheckTargets(const Run& run) const {
-    size_t count = 0;
-    return CountTargets(static_cast<const int64_t*>(run.target.data), static_cast<size_t>(run.n), run.c,
-                        attributes_.ignore_index, &count);
-  }
-
   // After the lease: target copied from the host to its scratch buffer at `at`; `run` then reads it
   // there. From ordinary (pageable) host memory aclrtMemcpyAsync "returns only after the memory
   // copy task is complete" (CANN's documentation; the simulator does the same): no wait of our own.
@@ -136,15 +140,17 @@ class CannKernel : public Kernel {
     return nullptr;
   }
 
-  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, Run run, SequenceRun& cann, const Outputs& out) const {
+  OrtStatusPtr ClassIndexRoute(OrtKernelContext* context, Run run, bool some_ignored, SequenceRun& cann,
+                               const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
-    const bool mean = attributes_.mean;
+    const bool mean = attributes_.mean, masked = mean && some_ignored;
     ScratchLayout layout;
     const size_t at_lsm = layout.Add(f32_nc), at_lp = layout.Add(f32_nc), at_zloss = layout.Add(sizeof(float)),
-                 at_lse = layout.Add(f32_n), at_g = layout.Add(mean ? f32_nc : 0), at_z = layout.Add(mean ? f32_nc : 0),
-                 at_valid = layout.Add(mean ? n : 0), at_target = layout.Add(n * sizeof(int64_t));
+                 at_lse = layout.Add(f32_n), at_g = layout.Add(masked ? f32_nc : 0),
+                 at_z = layout.Add(masked ? f32_nc : 0), at_valid = layout.Add(masked ? n : 0),
+                 at_target = layout.Add(n * sizeof(int64_t));
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
     const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
@@ -174,8 +180,8 @@ class CannKernel : public Kernel {
                                .AttrBool("return_zloss", false)
                                .Run(cann.stream));
     const float zero = 0.0f;
-    if (!mean) {
-      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "sum", f32.Out(dlogits)));
+    if (!masked) {
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, reduction, f32.Out(dlogits)));
     } else {
       void *g = cann.Scratch(at_g), *z = cann.Scratch(at_z), *valid = cann.Scratch(at_valid);
       ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "mean", g));
@@ -218,17 +224,22 @@ class CannKernel : public Kernel {
         {Mask(valid, {run.n})});
   }
 
-  OrtStatusPtr OneHotRoute(OrtKernelContext* context, Run run, SequenceRun& cann, const Outputs& out) const {
+  OrtStatusPtr OneHotRoute(OrtKernelContext* context, Run run, bool some_ignored, SequenceRun& cann,
+                           const Outputs& out) const {
     const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
     const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1};
     const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
+    const float eps = attributes_.label_smoothing;
+    const bool picks = eps == 0.0f, mean = attributes_.mean;
 
     ScratchLayout layout;
     const size_t at_onehot = layout.Add(n * c), at_labels = layout.Add(f32_nc), at_rows = layout.Add(f32_n),
-                 at_backprop = layout.Add(f32_nc), at_lsm = layout.Add(f32_nc), at_picked = layout.Add(f32_nc),
-                 at_neg_total = layout.Add(sizeof(float)), at_valid = layout.Add(n), at_masked = layout.Add(f32_n),
-                 at_valid_f = layout.Add(f32_n), at_total = layout.Add(sizeof(float)),
-                 at_count = layout.Add(sizeof(float)), at_scale = layout.Add(sizeof(float)), at_w = layout.Add(f32_n),
+                 at_backprop = layout.Add(f32_nc), at_lsm = layout.Add(picks ? f32_nc : 0),
+                 at_picked = layout.Add(picks ? f32_nc : 0), at_valid = layout.Add(some_ignored ? n : 0),
+                 at_masked = layout.Add(some_ignored ? f32_n : 0),
+                 at_valid_f = layout.Add(some_ignored && mean ? f32_n : 0), at_sum = layout.Add(sizeof(float)),
+                 at_total = layout.Add(sizeof(float)), at_count = layout.Add(sizeof(float)),
+                 at_scale = layout.Add(sizeof(float)), at_w = layout.Add(some_ignored ? f32_n : 0),
                  at_target = layout.Add(n * sizeof(int64_t));
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
@@ -238,60 +249,68 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
     char* s = cann.Scratch(0);
     void *onehot = s + at_onehot, *labels = s + at_labels, *rows = s + at_rows, *backprop = s + at_backprop,
-         *valid = s + at_valid, *masked = s + at_masked, *valid_f = s + at_valid_f, *total = s + at_total,
-         *count = s + at_count, *scale = s + at_scale, *w = s + at_w, *lsm = s + at_lsm, *picked = s + at_picked,
-         *neg_total = s + at_neg_total;
+         *valid = s + at_valid, *masked = s + at_masked, *valid_f = s + at_valid_f, *sum = s + at_sum,
+         *total = s + at_total, *count = s + at_count, *scale = s + at_scale, *w = s + at_w, *lsm = s + at_lsm,
+         *picked = s + at_picked;
     const void* x32 = f32.In(x);
     void* loss32 = f32.Out(loss);
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
     const int64_t axis = 0, class_axis = 1;
-    const float zero = 0.0f, minus_one = -1.0f;
+    // float32 arithmetic, as Add(Mul(one_hot, 1 - eps), eps / C) on the device would round it
+    const float zero = 0.0f, minus_one = -1.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
+    const float rows_f = static_cast<float>(run.n);
     ORTOPS_RETURN_IF_ERROR(
         cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
                     {Mask(onehot, nc)}));
-    ORTOPS_RETURN_IF_ERROR(cann.Cast(onehot, ACL_BOOL, labels, ACL_FLOAT, nc));
-    const float eps = attributes_.label_smoothing, kept = 1.0f - eps, uniform = eps / static_cast<float>(c);
-    if (eps != 0.0f) {  // labels = (1 - eps) * one_hot + eps / C
-      ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), HostConstant(&kept, ACL_FLOAT)}, {F32(labels, nc)}));
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Launch("Add", {F32(labels, nc), HostConstant(&uniform, ACL_FLOAT)}, {F32(labels, nc)}));
-    }
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("SelectV2", {Mask(onehot, nc), HostConstant(&on, ACL_FLOAT), HostConstant(&uniform, ACL_FLOAT)},
+                    {F32(labels, nc)}));
     ORTOPS_RETURN_IF_ERROR(cann.Launch("SoftmaxCrossEntropyWithLogits", {F32(x32, nc), F32(labels, nc)},
                                        {F32(rows, rows_shape), F32(backprop, nc)}));
-    // rows = log_softmax(x)[n, target[n]] (0 where the target is no class): one value and zeros
-    // summed, exact in any order; with label smoothing the labels' sum of log_softmax(x)
-    ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
-    if (eps == 0.0f) {
+    if (picks) {  // rows = log_softmax(x)[n, target[n]]: one value and zeros summed, exact in any order
+      ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
       ORTOPS_RETURN_IF_ERROR(
           cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
-    } else {
-      ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), F32(lsm, nc)}, {F32(picked, nc)}));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Op("ReduceSum")
+              .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})
+              .AttrBool("keep_dims", false)
+              .Run(cann.stream));
     }
-    ORTOPS_RETURN_IF_ERROR(
-        cann.Op("ReduceSum")
-            .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})
-            .AttrBool("keep_dims", false)
-            .Run(cann.stream));
-    ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
-    ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2",
-                                       {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
-                                       {F32(masked, rows_shape)}));
-    void* total_out = attributes_.mean ? total : loss32;
-    ORTOPS_RETURN_IF_ERROR(Sum(cann, masked, n, neg_total, &axis));
-    ORTOPS_RETURN_IF_ERROR(
-        cann.Launch("Mul", {F32(neg_total, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
+    const void* summed = rows;
+    if (some_ignored) {
+      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                      {F32(masked, rows_shape)}));
+      summed = masked;
+    }
+    void* total_out = mean ? total : loss32;
+    ORTOPS_RETURN_IF_ERROR(Sum(cann, summed, n, picks ? sum : total_out, &axis));
+    if (picks) {
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("Mul", {F32(sum, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
+    }
     const void* scale_in = f32.In(d);
-    if (attributes_.mean) {
-      ORTOPS_RETURN_IF_ERROR(cann.Cast(valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
-      ORTOPS_RETURN_IF_ERROR(Sum(cann, valid_f, n, count, &axis));
-      ORTOPS_RETURN_IF_ERROR(Divide(cann, total, count, loss32));
-      ORTOPS_RETURN_IF_ERROR(Divide(cann, f32.In(d), count, scale));
+    if (mean) {
+      cann::AclTensor divisor = HostConstant(&rows_f, ACL_FLOAT);
+      if (some_ignored) {
+        ORTOPS_RETURN_IF_ERROR(cann.Cast(valid, ACL_BOOL, valid_f, ACL_FLOAT, rows_shape));
+        ORTOPS_RETURN_IF_ERROR(Sum(cann, valid_f, n, count, &axis));
+        divisor = F32(count, one);
+      }
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("RealDiv", {F32(total, one), divisor}, {F32(loss32, one)}));
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("RealDiv", {F32(f32.In(d), one), divisor}, {F32(scale, one)}));
       scale_in = scale;
     }
-    ORTOPS_RETURN_IF_ERROR(
-        cann.Launch("SelectV2", {Mask(valid, n1), F32(scale_in, one), HostConstant(&zero, ACL_FLOAT)}, {F32(w, n1)}));
-    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(backprop, nc), F32(w, n1)}, {F32(f32.Out(dlogits), nc)}));
+    cann::AclTensor weight = F32(scale_in, one);
+    if (some_ignored) {
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, n1), weight, HostConstant(&zero, ACL_FLOAT)}, {F32(w, n1)}));
+      weight = F32(w, n1);
+    }
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(backprop, nc), weight}, {F32(f32.Out(dlogits), nc)}));
     return f32.CastOutputs();
   }
 
@@ -301,10 +320,6 @@ class CannKernel : public Kernel {
         .Tensors({F32(in, {static_cast<int64_t>(n)}), HostConstant(axis, ACL_INT64)}, {F32(out, {1})})
         .AttrBool("keep_dims", true)
         .Run(cann.stream);
-  }
-  // out [1] = a [1] / b [1].
-  static OrtStatusPtr Divide(const SequenceRun& cann, const void* a, const void* b, void* out) {
-    return cann.Launch("RealDiv", {F32(a, {1}), F32(b, {1})}, {F32(out, {1})});
   }
   // out = log_softmax(x) over the classes (x [N, C] float32).
   static OrtStatusPtr LogSoftmax(const SequenceRun& cann, const void* x, void* out, const std::vector<int64_t>& nc) {
