@@ -78,7 +78,8 @@ def session(
         if not isinstance(model, onnx.ModelProto):
             model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))
         report = placement_report if placement_report is not None else PlacementReport()
-        model = place_graph(model, soc=soc_name(), report=report)
+        folds = so.graph_optimization_level != ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        model = place_graph(model, soc=soc_name(), report=report, folds_constants=folds)
         report.check()  # nodes the CANN EP would run wrong or fail on: PlacementError, no session
     if isinstance(model, onnx.ModelProto):
         model = model.SerializeToString()

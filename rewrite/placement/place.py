@@ -23,7 +23,9 @@ send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 folded into an initializer (a larger one, or one of a run-time shape, is placed: filled on the
 device, the report says why it was not folded), and Transposes into
 the Gemm / MatMul nodes that read them (transA / transB) or into the Transpose they undo
-(:mod:`ort_ops.rewrite.placement.transposes`): ``folded``. Nodes inside If/Loop/Scan bodies are placed
+(:mod:`ort_ops.rewrite.placement.transposes`): ``folded``; so are the main graph's nodes computed
+from constants only, which are left to ONNX Runtime's constant folding
+(:mod:`ort_ops.rewrite.placement.computed_once`). Nodes inside If/Loop/Scan bodies are placed
 like the main graph's (labels ``<node>/<attribute>/<body node>``; shapes from ONNX shape
 inference, a symbolic one counts as unknown); nodes of model-local functions are left alone.
 :func:`unplace` is the exact inverse of the rest (folds are not undone). Linear in nodes + edges.
@@ -44,6 +46,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ort_ops import DOMAIN, cann_soc
 from ort_ops.domain import CANN_DOMAIN, OPSET_VERSION
 from ort_ops.rewrite.placement.cann_ep_kernels import KERNELS as EP_KERNELS
+from ort_ops.rewrite.placement.computed_once import ComputedOnce
 from ort_ops.rewrite.placement.ep_defects import DEFECTS, defect_of
 from ort_ops.rewrite.placement.ep_launches import LAUNCHES as EP_LAUNCHES
 from ort_ops.rewrite.placement.ops import RULES
@@ -384,6 +387,7 @@ class _Pass:
     report: PlacementReport
     kept_why: dict[str, str]
     unavailable: object
+    computed_once: ComputedOnce | None = None  # the main graph's constants (None: ORT will not fold them)
     placed_any: bool = False
 
     def graph(self, graph: onnx.GraphProto, values: _Values, prefix: str) -> None:
@@ -399,6 +403,10 @@ class _Pass:
             return
         if node.domain not in _ONNX:
             report.nodes.append(NodePlacement(label, node.op_type, "cpu", reason=f"domain {node.domain!r}"))
+            return
+        once = self.computed_once.take(node) if self._computed_once_here(node, values, prefix) else None
+        if once is not None:
+            report.nodes.append(NodePlacement(label, node.op_type, "folded", reason=once))
             return
         if _has_subgraphs(node):
             report.nodes.append(NodePlacement(label, node.op_type, "cpu",
@@ -438,6 +446,16 @@ class _Pass:
         node.op_type = name
         self.placed_any = True
 
+    def _computed_once_here(self, node: onnx.NodeProto, values: _Values, prefix: str) -> bool:
+        """Whether ``node`` may be left to ONNX Runtime's constant folding: in the main graph, and no
+        output known to hold more than MAX_CONSTANT_ELEMENTS (such a one is placed, computed on the
+        device each run, as a large ConstantOfShape is, rather than held as an initializer)."""
+        if prefix or self.computed_once is None:
+            return False
+        shapes = (values.shapes.get(o) for o in node.output if o)
+        return not any(s is not None and all(isinstance(d, int) for d in s) and math.prod(s) > MAX_CONSTANT_ELEMENTS
+                       for s in shapes)
+
     def _on_ep(self, label, info: NodeInfo, rule, dtype, reason, not_placed) -> NodePlacement:
         """A node the CANN EP's own kernel takes, with an error if it must not run there."""
         op = info.node.op_type
@@ -464,7 +482,7 @@ class _Pass:
 
 
 def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementReport | None = None,
-          skip: Iterable[str] = ()) -> onnx.ModelProto:
+          skip: Iterable[str] = (), folds_constants: bool = True) -> onnx.ModelProto:
     """A copy of ``model`` with its nodes placed on CANN as far as kernels exist (see the module).
 
     ``soc``: the Ascend SoC name (``aclrtGetSocName``); CANN ops it lacks are not used (None: no
@@ -472,7 +490,10 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
     that must not run on the CANN EP as they are get an ``error`` (:meth:`PlacementReport.check`
     raises for them; ``cann_ep.session`` calls it). A ConstantOfShape of a constant negative
     dimension raises ``ValueError``. A model that was placed before is unplaced first, so placing
-    twice is the same as once.
+    twice is the same as once. ``folds_constants``: whether the session will run ONNX Runtime's
+    constant folding (any optimisation level but ``ORT_DISABLE_ALL``); then the main graph's nodes
+    computed from constants only are left to it, reported ``folded``
+    (:mod:`ort_ops.rewrite.placement.computed_once`).
     """
     report = report if report is not None else PlacementReport()
     report.soc = soc
@@ -483,7 +504,8 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
     kernels = _Kernels()
     if not kernels.table:
         report.notes.append("this ort_ops library has no CANN kernels (built with ORTOPS_WITH_CANN=OFF)")
-    work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_soc.unavailable)
+    work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_soc.unavailable,
+                 ComputedOnce(out.graph, values.shapes) if folds_constants else None)
     if not {"Transpose", "Gemm", "MatMul"} & work.skip:
         gemm = RULES["Gemm"]
 

@@ -85,8 +85,11 @@ def test_what_the_placement_report_says_is_what_runs(name, tmp_path):
                       device="cann", progress=False)
     trainer.step(fx.batches[0])
     session = trainer.session
+    runs = cann_ep.node_runs(session)
     reported = collections.Counter(n.op_type for n in session.placement.on_cpu)
-    ran = collections.Counter(r.op_type for r in cann_ep.node_runs(session)
+    ran = collections.Counter(r.op_type for r in runs
                               if r.provider == "CPUExecutionProvider" and not r.op_type.startswith("Memcpy"))
     assert ran == reported, f"{name}: the profile's CPU node runs {dict(ran)}, the report's {dict(reported)}"
     assert not ran, f"{name}: nodes on the CPU EP: {[(n.op_type, n.reason) for n in session.placement.on_cpu]}"
+    folded = {n.node for n in session.placement.nodes if n.where == "folded"}
+    assert not folded & {r.node for r in runs}, f"{name}: reported folded, but in the profile"

@@ -65,12 +65,16 @@ def mixed_model():
         helper.make_node("EluGrad", ["gemm", "gemm2"], ["eg"], name="elugrad_ortops", domain=DOMAIN),
         helper.make_node("ConstantOfShape", ["cos_shape"], ["filled"], name="cos_folded",
                          value=numpy_helper.from_array(np.array([-1.5], np.float32))),
-        helper.make_node("Mul", ["filled", "filled"], ["sq"], name="mul_same_shape_ep"),
+        helper.make_node("Mul", ["filled", "z"], ["sq"], name="mul_same_shape_ep"),
+        # computed from constants only: left to ONNX Runtime's constant folding
+        helper.make_node("Mul", ["filled", "filled"], ["sq2"], name="mul_of_constants_folded"),
+        helper.make_node("Shape", ["x"], ["xs"], name="shape_of_static_folded"),
+        helper.make_node("Concat", ["xs", "one"], ["xs1"], name="concat_of_folded_folded", axis=0),
     ]
     inputs = [vi("x", TP.FLOAT, [2, 8]), vi("labels", TP.INT64, [2]), vi("img", TP.FLOAT, [1, 2, 4, 4]),
-              vi("gidx", TP.INT64, [2, 4])]
+              vi("gidx", TP.INT64, [2, 4]), vi("z", TP.FLOAT, [2, 3])]
     outputs = [vi(n, TP.FLOAT, None) for n in ("same", "r", "lf", "pooled", "idx", "pooled2", "sl", "ga", "hm",
-                                               "mm", "eg", "sq")]
+                                               "mm", "eg", "sq", "sq2")] + [vi("xs1", TP.INT64, None)]
     outputs[4] = vi("idx", TP.INT64, None)
     return model_of(nodes, inputs, outputs, inits, extra_opsets=[helper.make_opsetid(DOMAIN, 1)])
 
