@@ -1,15 +1,16 @@
 """batch_norm_backward: PyTorch's exported BatchNorm training backward -> BatchNormGrad (dx, dscale, dbias).
 
-Exported graphs (``export_training_graph``) of a Linear + ``nn.BatchNorm1d`` on 2-D activations, a
-Conv1d + ``BatchNorm1d`` on 3-D ones, a Conv2d + ``nn.BatchNorm2d`` on 4-D ones, each with and
-without affine parameters, two BatchNorm2d in a row (eps 1e-3), and float16 exports (the backward
-in float32 on Casts): one BatchNormGrad per BatchNorm whose dx
-the backward computes, reading the forward's batch mean and variance; onnx.checker (full); ORT
-before and after within float32 rounding; every gradient against PyTorch's eager autograd
+Exported graphs (``export_training_graph``) of a Linear + ``nn.BatchNorm1d`` on 2-D activations and
+a Conv2d + ``nn.BatchNorm2d`` on 4-D ones, each with and without affine parameters, a Conv1d +
+``BatchNorm1d`` on 3-D ones, two BatchNorm2d in a row (eps 1e-3), and float16 exports (the backward
+in float32 on Casts): one BatchNormGrad per BatchNorm whose dx the backward computes, reading the
+forward's batch mean and variance; onnx.checker (full); ORT before and after within float32
+rounding; every gradient against PyTorch's eager autograd
 (independent of the exporter and of the code under test). Negative controls, by mutating an
 exported graph: a 1/M constant off by one element, a sum over another axis, keepdims=1 on a sum, a
 Mul(invstd, invstd) whose second factor is another tensor, an eps that is not a constant, an
-invstd whose numerator is not 1; a forward-only graph has no site; ``strict=True`` leaves it.
+invstd whose numerator is not 1, a broadcast that puts C at another axis; a forward-only graph has
+no site; ``strict=True`` leaves it.
 """
 
 from __future__ import annotations
@@ -259,6 +260,26 @@ def test_other_forms_are_refused_with_the_reason(mutation, reason):
     assert "BatchNormGrad" not in ops(fused)
     (site,) = [s for s in report.sites if s.rule == RULE]
     assert site.status == "rejected" and reason in site.reason, site.reason
+
+
+def test_a_broadcast_that_puts_c_elsewhere_is_refused():
+    """The scale broadcast Unsqueeze(Unsqueeze(invstd * scale, [0, 2]), [3]) of a BatchNorm2d mutated
+    to axes [0, 1]: C at axis 2 of [1, 1, C, 1] (the mutated tensors' stale value_info dropped)."""
+    model = _exported("bn2d")
+    mul = next(n for n in model.graph.node if n.op_type == "Mul" and n.input[0].startswith("getitem") and
+               any(i.endswith(".weight") for i in n.input))
+    first = next(n for n in model.graph.node if n.op_type == "Unsqueeze" and n.input[0] == mul.output[0])
+    second = next(n for n in model.graph.node if n.op_type == "Unsqueeze" and n.input[0] == first.output[0])
+    _set_input(model, first, 1, np.array([0, 1], dtype=np.int64))
+    kept = [v for v in model.graph.value_info if v.name not in (first.output[0], second.output[0])]
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(kept)
+    report = RewriteReport()
+    fused = fuse_training(model, report=report)
+    assert "BatchNormGrad" not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == RULE]
+    assert site.status == "rejected" and "[1, 1, 3, 1]: not C = 3 channels broadcast at axis 1" in site.reason, \
+        site.reason
 
 
 def test_forward_only_graph_has_no_site():
