@@ -31,6 +31,7 @@ TRAINING_RULE_MODULES = (
     "softmax_backward",
     "softmax_backward_factored",
     "layer_norm_backward",
+    "batch_norm_backward",
 )
 
 
