@@ -43,6 +43,7 @@ from onnx import TensorProto
 
 from ort_ops import DOMAIN, dtypes
 from ort_ops.rewrite.graph_view import GraphView, is_default_domain, node_label
+from ort_ops.rewrite.rules.operands import binary_operands, split_operands
 from ort_ops.rewrite.rules.rule import Rule, Site, needs
 from ort_ops.rewrite.rules.subgraph import attr, axes_of, consumers_of
 
@@ -57,21 +58,6 @@ ROUNDED_STATS_NOTE = ("the original reads the mean / invstd rounded to {dtype}; 
 _FLOAT_CASTS = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
 _SHAPE_OPS = ("Unsqueeze", "Reshape", "Identity", "Squeeze", "Flatten")
 _FLOATS = ("float32", "float16", "bfloat16")
-
-
-def _operands(node: gs.Node | None) -> tuple | None:
-    return tuple(node.inputs) if node is not None and len(node.inputs) == 2 else None
-
-
-def _split(mul: gs.Node | None, pick) -> tuple | None:
-    """``(a, b)`` of a two-input node where ``pick(a)`` holds (either order), else None."""
-    ops = _operands(mul)
-    if ops is None:
-        return None
-    for a, b in (ops, ops[::-1]):
-        if pick(a):
-            return a, b
-    return None
 
 
 def _unviewed(view: GraphView, tensor, narrowed: set | None = None):
@@ -125,7 +111,7 @@ def _inv_std_source(view: GraphView, tensor, narrowed: set) -> tuple | str:
         return f"invstd {source.name} is not 1 / sqrt(var + eps) (its producer is {node_label(node) if node else None})"
     sqrt = view.producer_op(view.strip(root), "Sqrt")
     add = view.producer_op(sqrt.inputs[0], "Add") if sqrt is not None and sqrt.inputs else None
-    found = _split(add, lambda t: view.scalar(t) is not None)
+    found = split_operands(add, lambda t: view.scalar(t) is not None)
     if found is None:
         return f"invstd {source.name} is not 1 / sqrt(var + eps) with a constant scalar eps"
     eps, var = found
@@ -140,46 +126,46 @@ def pattern(view: GraphView, root: gs.Node) -> Site | None:
         sub = view.producer_op(t, "Sub")
         return sub is not None and bool(sub.inputs) and view.producer_op(sub.inputs[0], "Sub") is not None
 
-    split = _split(root, sub_of_sub)
+    split = split_operands(root, sub_of_sub)
     if split is None:
         return None
     outer = view.producer_op(split[0], "Sub")
     inner = view.producer_op(outer.inputs[0], "Sub")
-    if _operands(outer) is None or _operands(inner) is None:
+    if binary_operands(outer) is None or binary_operands(inner) is None:
         return None
     dy, proj_t = inner.inputs
     proj = view.producer_op(proj_t, "Mul")
     # proj = xmu * U(...): xmu is the Sub of the pair
-    found = _split(proj, lambda t: view.producer_op(t, "Sub") is not None)
+    found = split_operands(proj, lambda t: view.producer_op(t, "Sub") is not None)
     if found is None:
         return None
     xmu, proj_scale = found
     xmu_sub = view.producer_op(xmu, "Sub")
-    if _operands(xmu_sub) is None:
+    if binary_operands(xmu_sub) is None:
         return None
     x, mean_b = xmu_sub.inputs
     grad_mean, mean_views = _unviewed(view, outer.inputs[1])
     gm_mul = view.producer_op(grad_mean, "Mul")
-    gm = _split(gm_mul, lambda t: view.producer_op(t, "ReduceSum") is not None)
+    gm = split_operands(gm_mul, lambda t: view.producer_op(t, "ReduceSum") is not None)
     ps, ps_views = _unviewed(view, proj_scale)
     ps_mul = view.producer_op(ps, "Mul")
-    if gm is None or _operands(ps_mul) is None:
+    if gm is None or binary_operands(ps_mul) is None:
         return None
     s1_sum = view.producer_op(gm[0], "ReduceSum")
     if not s1_sum.inputs or s1_sum.inputs[0] is not dy:
         return None
     # Mul(Mul(dot, 1/M), Mul(invstd, invstd)) in either order
-    parts = _split(ps_mul, lambda t: _split(view.producer_op(t, "Mul"),
+    parts = split_operands(ps_mul, lambda t: split_operands(view.producer_op(t, "Mul"),
                                             lambda u: view.producer_op(u, "ReduceSum") is not None) is not None)
     if parts is None:
         return None
     dot_mul = view.producer_op(parts[0], "Mul")
-    dot_t, norm2 = _split(dot_mul, lambda u: view.producer_op(u, "ReduceSum") is not None)
+    dot_t, norm2 = split_operands(dot_mul, lambda u: view.producer_op(u, "ReduceSum") is not None)
     sq = view.producer_op(parts[1], "Mul")
     dot_sum = view.producer_op(dot_t, "ReduceSum")
     prod = view.producer_op(dot_sum.inputs[0], "Mul") if dot_sum.inputs else None
-    dy_xmu = _split(prod, lambda t: t is dy)
-    if _operands(sq) is None or dy_xmu is None or dy_xmu[1] is not xmu:
+    dy_xmu = split_operands(prod, lambda t: t is dy)
+    if binary_operands(sq) is None or dy_xmu is None or dy_xmu[1] is not xmu:
         return None
     gs_t, scale_views = _unviewed(view, split[1])
     site = Site(NAME, root=root, op=OP, output=root.outputs[0],
@@ -198,7 +184,7 @@ def _scale(view: GraphView, site: Site, inv_std) -> tuple | str:
     if _same(view, g, inv_std):
         return None, None
     mul = view.producer_op(g, "Mul")
-    found = _split(mul, lambda t: _same(view, t, inv_std))
+    found = split_operands(mul, lambda t: _same(view, t, inv_std))
     if found is None:
         return f"grad_scale {g.name} is neither invstd {inv_std.name} nor invstd * scale"
     return found[1], mul
@@ -273,7 +259,7 @@ def check(view: GraphView, site: Site) -> str | None:
     # dscale = Mul(dot, invstd) when the graph has it
     dscale = None
     for mul in consumers_of(view, c["dot"], "Mul"):
-        other = _split(mul, lambda t: t is c["dot"])
+        other = split_operands(mul, lambda t: t is c["dot"])
         if other is not None and _same(view, other[1], inv_std) and view.shape(mul.outputs[0]) in (None, flat) \
                 and view.dtype_name(mul.outputs[0]) in (None, dtype):
             dscale = mul.outputs[0]

@@ -38,6 +38,7 @@ from onnx import TensorProto
 
 from ort_ops import DOMAIN, dtypes
 from ort_ops.rewrite.graph_view import GraphView, is_default_domain, node_label
+from ort_ops.rewrite.rules.operands import binary_operands, split_operands
 from ort_ops.rewrite.rules.rule import Rule, Site, needs
 from ort_ops.rewrite.rules.subgraph import attr, axes_of, consumers_of
 
@@ -49,21 +50,6 @@ ORDER_NOTE = ("LayerNormGrad computes (g - (sum(g) / M + xhat * sum(g * xhat) / 
 ROUNDED_STATS_NOTE = ("the original reads Mean / InvStdDev rounded to {dtype}; the op reads the LayerNormalization's "
                       "float32 statistics")
 _WIDENING = (TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT)
-
-
-def _operands(node: gs.Node | None) -> tuple | None:
-    return tuple(node.inputs) if node is not None and len(node.inputs) == 2 else None
-
-
-def _split(view: GraphView, mul: gs.Node | None, pick) -> tuple | None:
-    """``(a, b)`` of a two-input node where ``pick(a)`` holds (either order), else None."""
-    ops = _operands(mul)
-    if ops is None:
-        return None
-    for a, b in (ops, ops[::-1]):
-        if pick(a):
-            return a, b
-    return None
 
 
 def _exact_source(view: GraphView, tensor):
@@ -104,36 +90,36 @@ def _is_stat(view: GraphView, tensor, index: int) -> bool:
 
 def pattern(view: GraphView, root: gs.Node) -> Site | None:
     """The Mul of ``Div(rstd, M)`` and ``Sub(Sub(Mul(g, M), s1), Mul(xhat, s2))``."""
-    split = _split(view, root, lambda t: view.producer_op(_exact_source(view, t), "Div") is not None)
+    split = split_operands(root, lambda t: view.producer_op(_exact_source(view, t), "Div") is not None)
     if split is None:
         return None
     div = view.producer_op(_exact_source(view, split[0]), "Div")
     outer = view.producer_op(split[1], "Sub")
-    if _operands(div) is None or not _is_stat(view, div.inputs[0], 2) or _operands(outer) is None:
+    if binary_operands(div) is None or not _is_stat(view, div.inputs[0], 2) or binary_operands(outer) is None:
         return None
     inner = view.producer_op(outer.inputs[0], "Sub")
     xhat_s2 = view.producer_op(outer.inputs[1], "Mul")
-    if _operands(inner) is None or xhat_s2 is None:
+    if binary_operands(inner) is None or xhat_s2 is None:
         return None
     g_m = view.producer_op(inner.inputs[0], "Mul")
     s1_sum = view.producer_op(inner.inputs[1], "ReduceSum")
     if g_m is None or s1_sum is None or not s1_sum.inputs:
         return None
     g = s1_sum.inputs[0]
-    m_const = _split(view, g_m, lambda t: t is g)
-    found = _split(view, xhat_s2, lambda t: view.producer_op(t, "ReduceSum") is not None)
+    m_const = split_operands(g_m, lambda t: t is g)
+    found = split_operands(xhat_s2, lambda t: view.producer_op(t, "ReduceSum") is not None)
     if m_const is None or found is None:
         return None
     s2_sum, xhat = view.producer_op(found[0], "ReduceSum"), found[1]
-    gx = _split(view, view.producer_op(s2_sum.inputs[0], "Mul") if s2_sum.inputs else None, lambda t: t is g)
+    gx = split_operands(view.producer_op(s2_sum.inputs[0], "Mul") if s2_sum.inputs else None, lambda t: t is g)
     if gx is None or gx[1] is not xhat:
         return None
     xhat_mul = view.producer_op(xhat, "Mul")
-    centred = _split(view, xhat_mul, lambda t: view.producer_op(t, "Sub") is not None)
+    centred = split_operands(xhat_mul, lambda t: view.producer_op(t, "Sub") is not None)
     if centred is None or not _is_stat(view, centred[1], 2):
         return None
     sub = view.producer_op(centred[0], "Sub")
-    if _operands(sub) is None or not _is_stat(view, sub.inputs[1], 1):
+    if binary_operands(sub) is None or not _is_stat(view, sub.inputs[1], 1):
         return None
     forward = {_statistic(view, t)[0].name for t in (div.inputs[0], centred[1], sub.inputs[1])}
     ln = _statistic(view, div.inputs[0])[0]
@@ -156,7 +142,7 @@ def _scale_and_dy(view: GraphView, site: Site) -> tuple | str:
     if scale is None:
         return f"{node_label(ln)} has no Scale input"
     mul = view.producer_op(g, "Mul")
-    split = _split(view, mul, lambda t: _exact_source(view, t) is _exact_source(view, scale))
+    split = split_operands(mul, lambda t: _exact_source(view, t) is _exact_source(view, scale))
     if split is not None:
         site.nodes.append(mul)
         return split[1], split[0]
@@ -185,7 +171,7 @@ def _parameter_grads(view: GraphView, dy, xhat, a: int, param_shape: tuple) -> t
 
     dscale = None
     for mul in consumers_of(view, xhat, "Mul"):
-        if _split(view, mul, lambda t: t is dy) is not None:
+        if split_operands(mul, lambda t: t is dy) is not None:
             dscale = summed(mul.outputs[0])
             if dscale is not None:
                 break

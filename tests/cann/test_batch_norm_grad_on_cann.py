@@ -18,12 +18,11 @@ import textwrap
 
 import ml_dtypes
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from session_runs import assert_bits, cpu, launched_by
 from threaded_runs import run_child_with_stream_delay
 
-import ort_ops
 from ort_ops import DOMAIN, OPSET_VERSION, dtypes, ort_io, tolerances
 from ort_ops.domain import ONNX_OPSET
 
@@ -60,28 +59,6 @@ def feeds(shape, dtype, seed=29, column=False):
 
 def shapes_of(f):
     return [list(f[n].shape) for n in NAMES]
-
-
-def cpu(m, f):
-    so = ort.SessionOptions()
-    so.register_custom_ops_library(ort_ops.get_library_path())
-    return ort_io.run(ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]), f)
-
-
-def launched_by(session, f):
-    from ort_ops.cann_ep import sim
-
-    before = sim.op_counts()
-    got = ort_io.run(session, f)
-    after = sim.op_counts()
-    return got, {op: after[op] - before.get(op, 0) for op in after if after[op] != before.get(op, 0)}
-
-
-def assert_bits(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

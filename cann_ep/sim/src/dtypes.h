@@ -111,4 +111,18 @@ void store_at(void* base, int64_t i, typename T::Compute v) {
   std::memcpy(static_cast<unsigned char*>(base) + i * static_cast<int64_t>(sizeof(s)), &s, sizeof(s));
 }
 
+// Element i of a float32 / float16 / bfloat16 buffer whose type is known at run time, as float32
+// (exact), and the store of a float32 value into one (rounded once, to nearest even).
+inline float load_float(aclDataType type, const void* base, int64_t i) {
+  if (type == ACL_FLOAT16) return static_cast<float>(load_at<F16>(base, i));
+  if (type == ACL_BF16) return static_cast<float>(load_at<BF16>(base, i));
+  return load_at<F32>(base, i);
+}
+
+inline void store_float(aclDataType type, void* base, int64_t i, float v) {
+  if (type == ACL_FLOAT16) return store_at<F16>(base, i, static_cast<F16::Compute>(v));
+  if (type == ACL_BF16) return store_at<BF16>(base, i, static_cast<BF16::Compute>(v));
+  store_at<F32>(base, i, v);
+}
+
 }  // namespace aclsim

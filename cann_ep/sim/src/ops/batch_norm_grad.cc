@@ -28,31 +28,13 @@
 #include "internal.h"
 #include "numerics.h"
 #include "op_call.h"
+#include "norm_grad_dtype_rows.h"
 
 namespace aclsim {
 namespace {
 
 const char* const kInputNames[] = {"dy", "x", "weight", "running_mean", "running_var", "save_mean", "save_rstd"};
 const char* const kOutputNames[] = {"dx", "dweight", "dbias"};
-
-float load_float(aclDataType type, const void* base, int64_t i) {
-  if (type == ACL_FLOAT16) return static_cast<float>(load_at<F16>(base, i));
-  if (type == ACL_BF16) return static_cast<float>(load_at<BF16>(base, i));
-  return load_at<F32>(base, i);
-}
-
-void store_float(aclDataType type, void* base, int64_t i, float v) {
-  if (type == ACL_FLOAT16) return store_at<F16>(base, i, static_cast<F16::Compute>(v));
-  if (type == ACL_BF16) return store_at<BF16>(base, i, static_cast<BF16::Compute>(v));
-  store_at<F32>(base, i, v);
-}
-
-bool listed_row(aclDataType dy, aclDataType weight, aclDataType running) {
-  if (dy == ACL_FLOAT) return weight == ACL_FLOAT && running == ACL_FLOAT;
-  if (dy != ACL_FLOAT16 && dy != ACL_BF16) return false;
-  if (weight == ACL_FLOAT) return running == ACL_FLOAT;
-  return weight == dy && (running == dy || running == ACL_FLOAT);
-}
 
 }  // namespace
 
@@ -73,7 +55,7 @@ aclError k_batch_norm_grad_v3(const OpCall& c, Run* run) {
     const std::string what = "input " + std::to_string(i) + " (" + kInputNames[i] + ")";
     if (aclError rc = expect_dtype_in(c, what.c_str(), c.in[i], {ACL_FLOAT})) return rc;
   }
-  if (!listed_row(dy.dtype, weight.dtype, c.in[3].dtype))
+  if (!norm_grad_dtype_row(dy.dtype, weight.dtype, c.in[3].dtype))
     return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE,
                 "%s: dy %s, weight %s, running_mean %s is not a dtype row of the op's definition "
                 "(batch_norm_grad_v3_def.cpp)",

@@ -19,31 +19,9 @@
 #include "internal.h"
 #include "numerics.h"
 #include "op_call.h"
+#include "norm_grad_dtype_rows.h"
 
 namespace aclsim {
-namespace {
-
-float load_float(aclDataType type, const void* base, int64_t i) {
-  if (type == ACL_FLOAT16) return static_cast<float>(load_at<F16>(base, i));
-  if (type == ACL_BF16) return static_cast<float>(load_at<BF16>(base, i));
-  return load_at<F32>(base, i);
-}
-
-void store_float(aclDataType type, void* base, int64_t i, float v) {
-  if (type == ACL_FLOAT16) return store_at<F16>(base, i, static_cast<F16::Compute>(v));
-  if (type == ACL_BF16) return store_at<BF16>(base, i, static_cast<BF16::Compute>(v));
-  store_at<F32>(base, i, v);
-}
-
-bool listed_row(aclDataType dy, aclDataType gamma, aclDataType pd_gamma) {
-  if (dy == ACL_FLOAT) return gamma == ACL_FLOAT && pd_gamma == ACL_FLOAT;
-  if (dy != ACL_FLOAT16 && dy != ACL_BF16) return false;
-  if (gamma == ACL_FLOAT) return pd_gamma == ACL_FLOAT;
-  return gamma == dy && (pd_gamma == ACL_FLOAT || pd_gamma == dy);
-}
-
-}  // namespace
-
 aclError k_layer_norm_grad_v3(const OpCall& c, Run* run) {
   const char* op = c.type.c_str();
   if (aclError rc = expect_counts(c, 5, 3)) return rc;
@@ -54,7 +32,7 @@ aclError k_layer_norm_grad_v3(const OpCall& c, Run* run) {
   if (aclError rc = expect_dtype_in(c, "input 3 (mean)", mean, {ACL_FLOAT})) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (pd_x)", c.out[0], "input 0 (dy)", dy)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 2 (pd_beta)", c.out[2], "output 1 (pd_gamma)", c.out[1])) return rc;
-  if (!listed_row(dy.dtype, gamma.dtype, c.out[1].dtype))
+  if (!norm_grad_dtype_row(dy.dtype, gamma.dtype, c.out[1].dtype))
     return fail(
         ACL_ERROR_UNSUPPORTED_DATA_TYPE,
         "%s: dy %s, gamma %s, pd_gamma %s is not a dtype row of the op's definition (layer_norm_grad_v3_def.cpp)", op,
