@@ -39,6 +39,7 @@ from onnx import TensorProto
 from ort_ops import DOMAIN, dtypes
 from ort_ops.rewrite.graph_view import GraphView, is_default_domain, node_label
 from ort_ops.rewrite.rules.operands import binary_operands, split_operands
+from ort_ops.rewrite.rules.optional_outputs import with_optional_outputs
 from ort_ops.rewrite.rules.rule import Rule, Site, needs
 from ort_ops.rewrite.rules.subgraph import attr, axes_of, consumers_of
 
@@ -247,12 +248,7 @@ def check(view: GraphView, site: Site) -> str | None:
 def replacement(view: GraphView, site: Site, name: str) -> list:
     c = site.caps
     ln = c["ln"]
-    unused = lambda role: gs.Variable(f"{name}/unused_{role}", dtype=None)  # an output slot nobody reads
-    outputs = [site.output, c["dscale"] or unused("dscale")]
-    if c["dbias"] is not None:
-        outputs.append(c["dbias"])
-    elif c["dscale"] is None:
-        outputs = outputs[:1]
+    outputs = with_optional_outputs(name, site.output, {"dscale": c["dscale"], "dbias": c["dbias"]})
     return [gs.Node(OP, name, domain=DOMAIN, attrs={"axis": int(site.attributes["axis"])},
                     inputs=[c["dy"], c["x"], ln.outputs[1], ln.outputs[2], c["scale"]], outputs=outputs)]
 

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from graphs_training import export
 from onnx import helper, numpy_helper
 
+from checks import ops
 from ort_ops import ort_io
 from ort_ops.domain import DOMAIN
 from ort_ops.rewrite import RewriteReport, fuse_training
@@ -31,10 +32,6 @@ from ort_ops.rewrite.validation import session
 pytestmark = pytest.mark.usefixtures("fast_exports")
 
 RULE = "batch_norm_backward"
-
-
-def ops(model):
-    return [n.op_type for n in model.graph.node]
 
 
 class Bn1dHead(torch.nn.Module):
