@@ -51,7 +51,6 @@ _BROADCAST_OPS = frozenset(
 # own stripped self, without a look at the memos.
 _VALUE_OPS = frozenset({"Constant", "Cast", "CastLike", "ConstantOfShape", "Expand", *VIEW_OPS})
 _STRIPPED_OPS = frozenset({"Identity", "Mul"})
-_MISSING = object()
 _MAX_CONST_ELEMENTS = 16
 _MAX_UNIFORM_ELEMENTS = 1 << 16
 
@@ -471,17 +470,16 @@ class GraphView:
         """The shape of ``tensor`` from its metadata, or through elementwise producers (same-shape
         and broadcasting ops) from their inputs'; None when that does not decide it. Memoized
         per tensor (a long chain is walked once, with an explicit stack)."""
-        cache = self._shape_cache
-        hit = cache.get(id(tensor), _MISSING)
-        if hit is not _MISSING and hit[0] is tensor:
+        cache = self._shape_cache  # (the entries hold their tensors: an id here is a live tensor's)
+        hit = cache.get(id(tensor))
+        if hit is not None:
             return hit[1]
         stack = [tensor]
         expanded: dict[int, list] = {}  # id -> the operands whose shapes decide it (once pushed)
         while stack:
             t = stack[-1]
             key = id(t)
-            hit = cache.get(key, _MISSING)
-            if hit is not _MISSING and hit[0] is t:
+            if key in cache:
                 stack.pop()
                 continue
             operands = expanded.get(key)
@@ -494,11 +492,11 @@ class GraphView:
                     continue
             shapes, pending = [], []
             for u in operands:
-                h = cache.get(id(u), _MISSING)
-                if h is not _MISSING and h[0] is u:
-                    shapes.append(h[1])
-                else:
+                h = cache.get(id(u))
+                if h is None:
                     pending.append(u)
+                else:
+                    shapes.append(h[1])
             if pending and key not in expanded:  # pending on a second visit: a cycle
                 expanded[key] = operands
                 stack.extend(pending)
