@@ -214,6 +214,9 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None, *, unlin
     deep ``__eq__``, quadratic on a widely shared tensor. Returns the removed nodes by id (a
     :class:`ProtoGraph`'s order is made from them by :func:`single_graph_order`).
 
+    A producer is looked at again only when one of its outputs has just lost its last live
+    reader (before that, that output keeps it alive; counts only fall).
+
     ``unlink=False``: only find them, leaving the removed nodes linked (a :class:`ProtoGraph`,
     whose order and export read live nodes only and whose links :meth:`ProtoGraph.release` cuts)."""
     if outputs is None:
@@ -236,9 +239,10 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None, *, unlin
             for tensor in node.inputs:
                 key = id(tensor)
                 left = left_of(key)
-                readers[key] = (left if left is not None else len(tensor.outputs)) - 1
+                left = readers[key] = (left if left is not None else len(tensor.outputs)) - 1
                 touched[key] = tensor
-                push(tensor.inputs)
+                if not left:  # its last live reader is gone: its producers may be dead now
+                    push(tensor.inputs)
     if not dead or not unlink:
         return dead
     for key, tensor in touched.items():
