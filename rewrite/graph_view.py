@@ -103,8 +103,9 @@ class GraphView:
         if self._node_type is None:
             self.local = {id(n) for n in graph.nodes}
             self.visible = self.local | (enclosing.visible if enclosing is not None else set())
-        # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
-        # read the graph, and edits never change a tensor's value or type
+        # memos keyed by id(tensor), holding the tensor so the id stays valid (an id found in a
+        # memo is that tensor's: a hit needs no identity check); the rules only read the graph,
+        # and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
         self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
         self._uniform_cache: dict[int, tuple[object, np.float32 | None]] = {}
@@ -148,7 +149,7 @@ class GraphView:
         initializer in external data is read from its file (``base_dir``) when small; when it
         cannot be, ``unreadable`` says why and the result is None."""
         hit = self._const_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._const(tensor)
         self._const_cache[id(tensor)] = (tensor, value)
@@ -250,7 +251,7 @@ class GraphView:
         if (not producers or producers[0].op not in _VALUE_OPS) and not isinstance(tensor, gs.Constant):
             return None
         hit = self._uniform_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._uniform(tensor)
         self._uniform_cache[id(tensor)] = (tensor, value)
@@ -326,7 +327,7 @@ class GraphView:
         if tensor is None or not tensor.inputs or tensor.inputs[0].op not in _STRIPPED_OPS:
             return tensor
         hit = self._strip_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._strip(tensor)
         self._strip_cache[id(tensor)] = (tensor, value)
@@ -403,13 +404,13 @@ class GraphView:
         """
         cache = self._elem_cache
         hit = cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         start, path, elem, decided = tensor, [], None, False
         for _ in range(64):
             if tensor is not start:
                 hit = cache.get(id(tensor))
-                if hit is not None and hit[0] is tensor:
+                if hit is not None:
                     # a tensor whose walk was unresolved ends this walk unresolved too
                     elem, decided = (hit[1], True) if hit[2] else (None, False)
                     break
@@ -470,7 +471,7 @@ class GraphView:
         """The shape of ``tensor`` from its metadata, or through elementwise producers (same-shape
         and broadcasting ops) from their inputs'; None when that does not decide it. Memoized
         per tensor (a long chain is walked once, with an explicit stack)."""
-        cache = self._shape_cache  # (the entries hold their tensors: an id here is a live tensor's)
+        cache = self._shape_cache
         hit = cache.get(id(tensor))
         if hit is not None:
             return hit[1]
