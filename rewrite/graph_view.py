@@ -51,7 +51,6 @@ _BROADCAST_OPS = frozenset(
 # own stripped self, without a look at the memos.
 _VALUE_OPS = frozenset({"Constant", "Cast", "CastLike", "ConstantOfShape", "Expand", *VIEW_OPS})
 _STRIPPED_OPS = frozenset({"Identity", "Mul"})
-_MISSING = object()
 _MAX_CONST_ELEMENTS = 16
 _MAX_UNIFORM_ELEMENTS = 1 << 16
 
@@ -104,8 +103,9 @@ class GraphView:
         if self._node_type is None:
             self.local = {id(n) for n in graph.nodes}
             self.visible = self.local | (enclosing.visible if enclosing is not None else set())
-        # memos keyed by id(tensor), holding the tensor so the id stays valid; the rules only
-        # read the graph, and edits never change a tensor's value or type
+        # memos keyed by id(tensor), holding the tensor so the id stays valid (an id found in a
+        # memo is that tensor's: a hit needs no identity check); the rules only read the graph,
+        # and edits never change a tensor's value or type
         self._const_cache: dict[int, tuple[object, np.ndarray | None]] = {}
         self._elem_cache: dict[int, tuple[object, int | None, bool]] = {}
         self._uniform_cache: dict[int, tuple[object, np.float32 | None]] = {}
@@ -149,7 +149,7 @@ class GraphView:
         initializer in external data is read from its file (``base_dir``) when small; when it
         cannot be, ``unreadable`` says why and the result is None."""
         hit = self._const_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._const(tensor)
         self._const_cache[id(tensor)] = (tensor, value)
@@ -251,7 +251,7 @@ class GraphView:
         if (not producers or producers[0].op not in _VALUE_OPS) and not isinstance(tensor, gs.Constant):
             return None
         hit = self._uniform_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._uniform(tensor)
         self._uniform_cache[id(tensor)] = (tensor, value)
@@ -327,7 +327,7 @@ class GraphView:
         if tensor is None or not tensor.inputs or tensor.inputs[0].op not in _STRIPPED_OPS:
             return tensor
         hit = self._strip_cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         value = self._strip(tensor)
         self._strip_cache[id(tensor)] = (tensor, value)
@@ -404,13 +404,13 @@ class GraphView:
         """
         cache = self._elem_cache
         hit = cache.get(id(tensor))
-        if hit is not None and hit[0] is tensor:
+        if hit is not None:
             return hit[1]
         start, path, elem, decided = tensor, [], None, False
         for _ in range(64):
             if tensor is not start:
                 hit = cache.get(id(tensor))
-                if hit is not None and hit[0] is tensor:
+                if hit is not None:
                     # a tensor whose walk was unresolved ends this walk unresolved too
                     elem, decided = (hit[1], True) if hit[2] else (None, False)
                     break
@@ -472,16 +472,15 @@ class GraphView:
         and broadcasting ops) from their inputs'; None when that does not decide it. Memoized
         per tensor (a long chain is walked once, with an explicit stack)."""
         cache = self._shape_cache
-        hit = cache.get(id(tensor), _MISSING)
-        if hit is not _MISSING and hit[0] is tensor:
+        hit = cache.get(id(tensor))
+        if hit is not None:
             return hit[1]
         stack = [tensor]
         expanded: dict[int, list] = {}  # id -> the operands whose shapes decide it (once pushed)
         while stack:
             t = stack[-1]
             key = id(t)
-            hit = cache.get(key, _MISSING)
-            if hit is not _MISSING and hit[0] is t:
+            if key in cache:
                 stack.pop()
                 continue
             operands = expanded.get(key)
@@ -494,11 +493,11 @@ class GraphView:
                     continue
             shapes, pending = [], []
             for u in operands:
-                h = cache.get(id(u), _MISSING)
-                if h is not _MISSING and h[0] is u:
-                    shapes.append(h[1])
-                else:
+                h = cache.get(id(u))
+                if h is None:
                     pending.append(u)
+                else:
+                    shapes.append(h[1])
             if pending and key not in expanded:  # pending on a second visit: a cycle
                 expanded[key] = operands
                 stack.extend(pending)

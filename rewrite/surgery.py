@@ -214,6 +214,9 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None, *, unlin
     deep ``__eq__``, quadratic on a widely shared tensor. Returns the removed nodes by id (a
     :class:`ProtoGraph`'s order is made from them by :func:`single_graph_order`).
 
+    A producer is looked at again only when one of its outputs has just lost its last live
+    reader (before that, that output keeps it alive; counts only fall).
+
     ``unlink=False``: only find them, leaving the removed nodes linked (a :class:`ProtoGraph`,
     whose order and export read live nodes only and whose links :meth:`ProtoGraph.release` cuts)."""
     if outputs is None:
@@ -236,9 +239,10 @@ def remove_dead_upstream(graph, seeds, outputs: set[str] | None = None, *, unlin
             for tensor in node.inputs:
                 key = id(tensor)
                 left = left_of(key)
-                readers[key] = (left if left is not None else len(tensor.outputs)) - 1
+                left = readers[key] = (left if left is not None else len(tensor.outputs)) - 1
                 touched[key] = tensor
-                push(tensor.inputs)
+                if not left:  # its last live reader is gone: its producers may be dead now
+                    push(tensor.inputs)
     if not dead or not unlink:
         return dead
     for key, tensor in touched.items():
@@ -370,9 +374,9 @@ def node_proto(node: gs.Node) -> onnx.NodeProto:
         proto.domain = node.domain
     for key, value in node.attrs.items():
         if type(value) is float:
-            proto.attribute.append(onnx.AttributeProto(name=key, type=onnx.AttributeProto.FLOAT, f=value))
+            proto.attribute.add(name=key, type=onnx.AttributeProto.FLOAT, f=value)
         elif type(value) is int:
-            proto.attribute.append(onnx.AttributeProto(name=key, type=onnx.AttributeProto.INT, i=value))
+            proto.attribute.add(name=key, type=onnx.AttributeProto.INT, i=value)
         else:
             proto.attribute.extend(OnnxExporter.export_attributes({key: value}))
     return proto
@@ -468,11 +472,22 @@ def _import_attributes(proto: onnx.NodeProto, opset: int) -> OrderedDict:
     return OnnxImporter.import_attributes(copy.attribute, {}, {}, opset, None)
 
 
-def _synchronized(parent, field_name: str, items: list) -> list:
-    out = SynchronizedList.__new__(SynchronizedList)
+class _NodeTensors(SynchronizedList):
+    """A :class:`ProtoNode`'s ``inputs`` / ``outputs``: graphsurgeon's SynchronizedList with its two
+    fields in slots (no instance dict per list)."""
+
+    __slots__ = ("parent_obj", "field_name")
+
+
+def _synchronized(parent, field_name: str) -> list:
+    """An empty synchronised list of ``parent`` (the caller fills it with list methods: the
+    tensors' own lists are already made)."""
+    out = _NODE_TENSORS_NEW(_NodeTensors)
     out.parent_obj, out.field_name = parent, field_name
-    list.extend(out, items)
     return out
+
+
+_NODE_TENSORS_NEW = _NodeTensors.__new__
 
 
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
@@ -565,16 +580,20 @@ class ProtoGraph:
         return tensor
 
     def _new_tensor(self, name: str) -> gs.Tensor:
-        nodes, node = self._nodes, self.node
+        nodes = self._nodes
         at = self.producers.get(name)
         if at is None:
             writers = []
         elif type(at) is int:
-            writers = [nodes[at] or node(at)]
+            writers = [nodes[at] or self.node(at)]
         else:
-            writers = [nodes[i] or node(i) for i in at]
+            writers = [nodes[i] or self.node(i) for i in at]
         readers = self.consumers.get(name)
-        readers = [nodes[i] or node(i) for i in readers] if readers else []
+        if readers:
+            node = self.node
+            readers = [nodes[i] or node(i) for i in readers]
+        else:
+            readers = []
         # a tensor's producer / consumer lists are plain lists here: every edit changes them
         # through a node's synchronised list or with list methods (and a plain list makes no
         # tensor <-> list reference cycle for the collector to find)
@@ -589,12 +608,17 @@ class ProtoGraph:
         return tensor
 
     def link(self, node: ProtoNode) -> None:
+        """Give ``node`` its ``inputs`` and ``outputs``: synchronised lists of the tensors its
+        NodeProto names (made on first use), as graphsurgeon's import links them."""
         proto = self.proto.node[node.index]
         get, new = self._tensors.get, self._new_tensor
-        inputs = [(get(name) or new(name)) if name else self._empty([], [node]) for name in proto.input]
-        outputs = [(get(name) or new(name)) if name else self._empty([node], []) for name in proto.output]
-        node.inputs = _synchronized(node, "outputs", inputs)
-        node.outputs = _synchronized(node, "inputs", outputs)
+        inputs = _synchronized(node, "outputs")
+        for name in proto.input:
+            list.append(inputs, (get(name) or new(name)) if name else self._empty([], [node]))
+        outputs = _synchronized(node, "inputs")
+        for name in proto.output:
+            list.append(outputs, (get(name) or new(name)) if name else self._empty([node], []))
+        node.inputs, node.outputs = inputs, outputs
         node.linked, node.arity = True, (len(inputs), len(outputs))
         self._linked.append(node)
 
