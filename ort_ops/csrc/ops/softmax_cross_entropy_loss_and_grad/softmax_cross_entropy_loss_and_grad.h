@@ -1,9 +1,10 @@
 // SoftmaxCrossEntropyLossAndGrad for the kernels: ort_ops/ops/softmax_cross_entropy_loss_and_grad.py
 // declares it (name, inputs and their types, attributes and defaults, dtypes, providers), the build
-// generates `Declaration` from it:
-//   q[n] = (1 - eps) * one_hot(target[n]) + eps / C                      (eps: label_smoothing)
-//   loss = sum over rows not ignored of -sum_c q[n, c] * log_softmax(logits)[n, c]  (/ their count: "mean")
-//   dlogits = w[n] * (softmax(logits) - q[n]),  w[n] = dloss (/ count) or 0 (ignored row)
+// generates `Declaration` from it (w: the class weights, input 3, 1s when absent; t = target[n]):
+//   q[n] = (1 - eps) * w[t] * one_hot(t) + eps / C * w                   (eps: label_smoothing)
+//   loss = sum over rows not ignored of -sum_c q[n, c] * log_softmax(logits)[n, c]  (/ W: "mean",
+//          W = the sum of w[t] over those rows, their count without weights)
+//   dlogits = s[n] * (softmax(logits) * sum_c q[n, c] - q[n]),  s[n] = dloss (/ W) or 0 (ignored row)
 // The attribute and input checks both kernels share.
 #pragma once
 
@@ -43,11 +44,11 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
 }
 
 struct Run {
-  TensorView logits, target, dloss;
+  TensorView logits, target, dloss, weight;  // weight: present = false when absent
   int64_t n = 0, c = 0;
 };
 
-// Reads logits [N, C], target [N], dloss [] (errors name the inputs and shapes).
+// Reads logits [N, C], target [N], dloss [], weight [C] if given (errors name the inputs and shapes).
 inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
   ORTOPS_RETURN_IF_ERROR(GetInput(context, 0, &run->logits));
   ORTOPS_RETURN_IF_ERROR(GetInput(context, 1, &run->target));
@@ -63,6 +64,11 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
   if (!run->dloss.shape.empty()) {
     return MakeError(std::string(kName) + ": dloss must be a scalar (shape []), got shape " +
                      ShapeText(run->dloss.shape));
+  }
+  ORTOPS_RETURN_IF_ERROR(GetInput(context, 3, &run->weight));
+  if (run->weight.present && run->weight.shape != std::vector<int64_t>{x[1]}) {
+    return MakeError(std::string(kName) + ": weight shape " + ShapeText(run->weight.shape) + " is not [C] = [" +
+                     std::to_string(x[1]) + "] of logits shape " + ShapeText(x));
   }
   run->n = x[0];
   run->c = x[1];
