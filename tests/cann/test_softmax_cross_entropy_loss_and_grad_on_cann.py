@@ -414,3 +414,161 @@ def test_2_to_the_24_plus_1_comparable_classes_keep_float32_precision():
     # the running sum's error: far outside it
     assert tol / want < 1e-6
 
+
+
+# --- class weights (input 3): the weighted route on every SoC -----------------------------------
+
+
+def weighted(feeds, seed=1, zero_class=None):
+    """``feeds`` with class weights [C] of the logits' dtype (one class weighing 0 if asked)."""
+    c = feeds["logits"].shape[1]
+    w = np.random.default_rng(seed).uniform(0.25, 3.0, c).astype(np.float32)
+    if zero_class is not None:
+        w[zero_class] = 0.0
+    return {**feeds, "weight": w.astype(feeds["logits"].dtype)}
+
+
+def weighted_model(dtype, feeds, **attrs):
+    n, c = feeds["logits"].shape
+    return make_op_model(OP, dtype, None, input_shapes=[[n, c], [n], [], [c]], output_shapes=[[], [n, c]], **attrs)
+
+
+# The weighted route's ACL ops (the kernel's comment), eps = 0, some row ignored: Equal, SelectV2 (q)
+# + ReduceSum (w_t), LogSoftmaxV2 + SelectV2 + ReduceSum + Mul (the rows), NotEqual + SelectV2 (the
+# rows' mask), ReduceSum + Mul(-1) (the total), SelectV2 (r), Mul + ReduceSum (s * q and its row
+# sums), SoftmaxV2 + Mul + Sub (the gradient); mean: SelectV2 (w_t's mask), ReduceSum (W), 2 RealDiv
+WEIGHTED_SUM = {"Equal": 1, "SelectV2": 4, "ReduceSum": 4, "LogSoftmaxV2": 1, "Mul": 4, "NotEqual": 1,
+                "SoftmaxV2": 1, "Sub": 1}
+WEIGHTED_MEAN = {**WEIGHTED_SUM, "SelectV2": 5, "ReduceSum": 5, "RealDiv": 2}
+
+
+def weighted_sent(reduction: str, label_smoothing: float, some_ignored: bool, dtype: str) -> dict:
+    """The ACL ops of one weighted node, from the kernel's documented sequence."""
+    mean = reduction == "mean"
+    sent = dict(WEIGHTED_MEAN if mean else WEIGHTED_SUM)
+    if label_smoothing:
+        # SelectV2 (labels) + Mul (q) + SoftmaxCrossEntropyWithLogits (the rows) instead of SelectV2 (q)
+        # + ReduceSum (w_t), LogSoftmaxV2 + SelectV2 + ReduceSum + Mul (the rows) and Mul(-1); mean
+        # adds SelectV2 + ReduceSum back (w_t)
+        del sent["LogSoftmaxV2"]
+        sent["SoftmaxCrossEntropyWithLogits"] = 1
+        sent["SelectV2"] += 1 - 2 + (1 if mean else 0)
+        sent["ReduceSum"] += -2 + (1 if mean else 0)
+        sent["Mul"] += 1 - 2
+    if not some_ignored:  # no NotEqual, no masks of the rows, w_t and the scale
+        sent["NotEqual"] = 0
+        sent["SelectV2"] -= 3 if mean else 2
+    if dtype != "float32":  # logits, dloss and weight in, loss and dlogits out
+        sent["Cast"] = 5
+    return {k: v for k, v in sent.items() if v}
+
+
+WEIGHTED_ATTRS = [{}, {"reduction": "sum"}, {"ignore_index": 4}, {"ignore_index": 4, "reduction": "sum"},
+                  {"label_smoothing": 0.1}, {"label_smoothing": 0.3, "ignore_index": 4, "reduction": "sum"},
+                  {"label_smoothing": 1.0}]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("attrs", WEIGHTED_ATTRS)
+def test_class_weights_equal_the_cpu_ep_and_the_reference(dtype, attrs, tmp_path):
+    feeds = weighted(inputs(dtype, ignore_index=attrs.get("ignore_index", -100)), zero_class=2)
+    model = weighted_model(dtype, feeds, **attrs)
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"))
+    got = ort_io.run(session, feeds)
+    want = ort_io.run(make_session(model), feeds)
+    for name, g, w in zip(("loss", "dlogits"), got, want):
+        assert_close(g, w, name)
+    for name, g, w in zip(("loss", "dlogits"), got, OP.outputs_of(*feeds.values(), **attrs)):
+        assert_close(g, w, f"{name} vs reference")
+    assert {(r.op_type, r.provider) for r in cann_ep.node_runs(session) if r.op_type == OP.name} == {(OP.name, CANN)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("some_ignored", [True, False])
+def test_class_weights_send_the_documented_ops_and_one_copy_of_their_own(dtype, reduction, label_smoothing,
+                                                                        some_ignored):
+    feeds = weighted(inputs(dtype, ignored=(3, 17) if some_ignored else ()))
+    model = weighted_model(dtype, feeds, reduction=reduction, label_smoothing=label_smoothing)
+    session = cann_ep.session(model)
+    ops, counts = second_run_counts(session, feeds)
+    assert ops == weighted_sent(reduction, label_smoothing, some_ignored, dtype)
+    # four inputs in (target by the kernel), loss and dlogits out; ORT's end-of-run synchronisation
+    assert counts == {"copies_h2d": 4, "copies_d2h": 2, "copies_d2d": 0, "stream_syncs": 1}
+    got = ort_io.run(session, feeds)
+    for name, g, w in zip(("loss", "dlogits"), got, ort_io.run(make_session(model), feeds)):
+        assert_close(g, w, name)
+
+
+@pytest.mark.parametrize("case", ["every row ignored", "every target weighs 0", "a target weighs 0, -inf there",
+                                  "-inf logit of another class", "nan logits in an ignored row"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_class_weights_corners_land_where_the_cpu_ep_puts_them(case, label_smoothing):
+    """NaN / inf at the same places as the CPU kernel (and the reference, checked against PyTorch's
+    autograd in tests/ops): all rows ignored (NaN loss, zero gradients), W = 0 with rows that
+    count (NaN loss and gradients there), a 0-weighted target's -inf logit (0 * inf: NaN)."""
+    feeds = weighted(inputs("float32", ignored=range(32) if case == "every row ignored" else (3, 17)))
+    t = feeds["target"]
+    if case == "every target weighs 0":
+        t[t != -100] = 2
+        feeds["weight"][2] = 0.0
+    if case == "a target weighs 0, -inf there":
+        feeds["weight"][t[0]] = 0.0
+        feeds["logits"][0, t[0]] = -np.inf
+    if case == "-inf logit of another class":
+        feeds["logits"][0, (t[0] + 1) % 10] = -np.inf
+    if case == "nan logits in an ignored row":
+        feeds["logits"][3, 2] = np.nan
+    model = weighted_model("float32", feeds, label_smoothing=label_smoothing)
+    got = ort_io.run(cann_ep.session(model), feeds)
+    want = ort_io.run(make_session(model), feeds)
+    reference = OP.outputs_of(*feeds.values(), label_smoothing=label_smoothing)
+    if case == "every target weighs 0" and label_smoothing:
+        # the kernel's one documented difference: W = 0 with eps > 0 divides a non-zero total by 0
+        # (+inf) where PyTorch's nll is 0 / 0 (NaN); the gradients agree (NaN where rows count)
+        assert np.isnan(want[0]) and got[0] == np.inf
+        got, want, reference = got[1:], want[1:], reference[1:]
+    for name, g, w, r in zip(("dlogits",) if len(got) == 1 else ("loss", "dlogits"), got, want, reference):
+        assert np.array_equal(np.isnan(w), np.isnan(r)), name
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (name, np.argwhere(np.isnan(g) != np.isnan(w))[:5])
+        finite = np.isfinite(w)
+        assert np.array_equal(np.isfinite(g), finite), name
+        assert_close(np.where(finite, g, 0).astype(g.dtype), np.where(finite, w, 0).astype(w.dtype), name)
+    if case == "every row ignored":
+        assert np.isnan(got[0]) and not got[1].any()
+    if case == "every target weighs 0":
+        assert np.isnan(got[-1][t != -100]).all() and not got[-1][t == -100].any()
+
+
+_THREADS_CHILD = """
+import json
+import numpy as np
+from ort_ops import cann_ep
+cann_ep.use_simulator()
+from ort_ops.model_builder import make_op_model
+from threaded_runs import threads_against_serial
+n, c = 32, 10
+model = make_op_model("SoftmaxCrossEntropyLossAndGrad", "float32", None, input_shapes=[[n, c], [n], [], [c]],
+                      output_shapes=[[], [n, c]], label_smoothing={eps}, ignore_index=4)
+session = cann_ep.session(model)
+feed_sets = []
+for seed in range(4):
+    rng = np.random.default_rng(seed)
+    feed_sets.append({{"logits": rng.normal(0, 3, (n, c)).astype(np.float32),
+                      "target": rng.integers(0, c, n).astype(np.int64),
+                      "dloss": np.array(0.5 + seed, np.float32),
+                      "weight": rng.uniform(0.25, 3.0, c).astype(np.float32)}})
+print("RESULT=" + json.dumps(threads_against_serial(session, feed_sets, threads=4, rounds=3)))
+"""
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.2])
+def test_class_weights_from_several_threads_equal_the_serial_runs(eps):
+    """One weighted session from 4 threads with the simulator's stream delay (its per-stream scratch
+    and the target copy under concurrency): every threaded result equals its serial run byte for byte."""
+    from threaded_runs import run_child_with_stream_delay
+
+    result = run_child_with_stream_delay(_THREADS_CHILD.format(eps=eps))
+    assert result["errors"] == [] and result["bad"] == 0, result
+    assert result["runs"] == 48 and result["distinct"] == 4, result

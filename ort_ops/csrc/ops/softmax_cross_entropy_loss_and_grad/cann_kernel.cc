@@ -39,6 +39,30 @@
 //   some row ignored:  w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)
 //   no row ignored:    dlogits = Mul(backprop, scale)               (Mul broadcasts [N, 1], [1])
 //   [Cast loss, dlogits to T]
+// Class weights (input 3, w [C]) take the weighted route below on every SoC (CANN's
+// CrossEntropyLossGrad is not used with weights), all in float32:
+//   [x, d, w = Cast(logits, dloss, weight, float32)]                 (float16 / bfloat16 only)
+//   onehot = Equal(target [N, 1], iota [1, C])
+//   eps = 0:  q = SelectV2(onehot, w [1, C], 0)                       [N, C]: w[t] at the target
+//             w_t = ReduceSum(q, [1])                                 [N] (one term: exact)
+//             rows = Mul(ReduceSum(SelectV2(onehot, LogSoftmaxV2(x), 0), [1]), w_t), negated below
+//   eps > 0:  q = Mul(SelectV2(onehot, (1 - eps) + eps / C, eps / C), w [1, C])  (the weighted labels)
+//             rows, _ = SoftmaxCrossEntropyWithLogits(x, q)           (-sum_c q * lsm: the row's loss)
+//             mean: w_t = ReduceSum(SelectV2(onehot, w [1, C], 0), [1])
+//   some row ignored:  valid = NotEqual(target, ignore_index); rows = SelectV2(valid, rows, 0)
+//                      mean: w_t = SelectV2(valid, w_t, 0)
+//   total = ReduceSum(rows, [0], keep_dims)  (eps = 0: then Mul(total, -1))
+//   mean:  W = ReduceSum(w_t, [0], keep_dims); loss = RealDiv(total, W); scale = RealDiv(d, W)
+//   sum:   loss = total, scale = d
+//   r = SelectV2(valid [N, 1], scale, 0) where a row is ignored, else scale [1]
+//   sq = Mul(q, r); m = ReduceSum(sq, [1], keep_dims)                 (s * q, s * sum_c q: [N, C], [N, 1])
+//   dlogits = Sub(Mul(SoftmaxV2(x), m), sq)                           (s * (softmax * sum_c q - q))
+//   [Cast loss, dlogits to T]
+// SoftmaxCrossEntropyWithLogits's backprop (softmax - labels) is not the gradient once the labels
+// do not sum to 1, hence SoftmaxV2. Rows of another class than the target's (ignore_index in [0, C)
+// included) are zeroed by r = 0; "mean" with W = 0 gives NaN gradients in the rows that count (d / 0
+// times their 0 weights, as the CPU kernel and PyTorch) and a NaN loss (0 / 0) with eps = 0; with
+// eps > 0 the total is not 0 and the loss +inf where the CPU kernel's (PyTorch's nll 0 / 0) is NaN.
 // iota, ignore_index, the axes, the label values, N, 0 and -1 are constant inputs
 // (aclSetTensorConst): no device copy, and the same for every step of a shape. Whether some row is
 // ignored is known on the host (the range check reads every target there); without one the masks
@@ -90,8 +114,8 @@ class CannKernel : public Kernel {
     *status = ReadAttributes(info, &attributes_);
     if (*status == nullptr) {
       *status = cann::KernelAcl(kName,
-                                {"SoftmaxCrossEntropyWithLogits", "LogSoftmaxV2", "Equal", "NotEqual", "Cast",
-                                 "SelectV2", "ReduceSum", "RealDiv", "Mul"},
+                                {"SoftmaxCrossEntropyWithLogits", "LogSoftmaxV2", "SoftmaxV2", "Equal", "NotEqual",
+                                 "Cast", "SelectV2", "ReduceSum", "RealDiv", "Mul", "Sub"},
                                 &acl_);
     }
     if (*status == nullptr) {
@@ -118,6 +142,7 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(CountTargets(static_cast<const int64_t*>(run.target.data), static_cast<size_t>(run.n), run.c,
                                         attributes_.ignore_index, &counted));
     const bool some_ignored = counted != static_cast<size_t>(run.n);
+    if (run.weight.present) return WeightedRoute(context, run, some_ignored, cann, out);
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, some_ignored, cann, out);
     return OneHotRoute(context, run, some_ignored, cann, out);
   }
@@ -312,6 +337,126 @@ class CannKernel : public Kernel {
     }
     ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(backprop, nc), weight}, {F32(f32.Out(dlogits), nc)}));
     return f32.CastOutputs();
+  }
+
+  OrtStatusPtr WeightedRoute(OrtKernelContext* context, Run run, bool some_ignored, SequenceRun& cann,
+                             const Outputs& out) const {
+    const auto n = static_cast<size_t>(run.n), c = static_cast<size_t>(run.c);
+    const std::vector<int64_t> nc{run.n, run.c}, n1{run.n, 1}, rows_shape{run.n}, one{1}, one_c{1, run.c};
+    const size_t f32_nc = n * c * sizeof(float), f32_n = n * sizeof(float);
+    const float eps = attributes_.label_smoothing;
+    const bool picks = eps == 0.0f, mean = attributes_.mean;
+    const bool target_weights = picks || mean;  // w_t: the rows' factor (eps = 0) or W's terms (mean)
+
+    ScratchLayout layout;
+    const size_t at_onehot = layout.Add(n * c), at_labels = layout.Add(picks ? 0 : f32_nc), at_q = layout.Add(f32_nc),
+                 at_wsel = layout.Add(!picks && mean ? f32_nc : 0), at_wt = layout.Add(target_weights ? f32_n : 0),
+                 at_wt_masked = layout.Add(mean && some_ignored ? f32_n : 0), at_rows = layout.Add(f32_n),
+                 at_backprop = layout.Add(picks ? 0 : f32_nc), at_lsm = layout.Add(picks ? f32_nc : 0),
+                 at_picked = layout.Add(picks ? f32_nc : 0), at_picked_rows = layout.Add(picks ? f32_n : 0),
+                 at_valid = layout.Add(some_ignored ? n : 0), at_masked = layout.Add(some_ignored ? f32_n : 0),
+                 at_sum = layout.Add(sizeof(float)), at_total = layout.Add(sizeof(float)),
+                 at_normaliser = layout.Add(sizeof(float)), at_scale = layout.Add(sizeof(float)),
+                 at_r = layout.Add(some_ignored ? f32_n : 0), at_sq = layout.Add(f32_nc), at_m = layout.Add(f32_n),
+                 at_probs = layout.Add(f32_nc), at_scaled = layout.Add(f32_nc),
+                 at_target = layout.Add(n * sizeof(int64_t));
+    Float32Io<T> f32;
+    const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one),
+                 w = f32.Input(&layout, run.weight.data, {run.c});
+    const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
+    ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
+    ORTOPS_RETURN_IF_ERROR(TargetToDevice(cann, at_target, &run));
+    ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
+    char* s = cann.Scratch(0);
+    void *onehot = s + at_onehot, *labels = s + at_labels, *q = s + at_q, *wsel = s + at_wsel, *wt = s + at_wt,
+         *wt_masked = s + at_wt_masked, *rows = s + at_rows, *backprop = s + at_backprop, *lsm = s + at_lsm,
+         *picked = s + at_picked, *picked_rows = s + at_picked_rows, *valid = s + at_valid, *masked = s + at_masked,
+         *sum = s + at_sum, *total = s + at_total, *normaliser = s + at_normaliser, *scale = s + at_scale,
+         *r = s + at_r, *sq = s + at_sq, *m = s + at_m, *probs = s + at_probs, *scaled = s + at_scaled;
+    const void *x32 = f32.In(x), *w32 = f32.In(w);
+    void* loss32 = f32.Out(loss);
+    std::vector<int64_t> iota(c);
+    for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
+    const int64_t axis = 0;
+    const float zero = 0.0f, minus_one = -1.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
+                    {Mask(onehot, nc)}));
+    if (picks) {  // q = w[t] at the target, 0 elsewhere; w_t = its row sums (one term each)
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(onehot, nc), F32(w32, one_c), HostConstant(&zero, ACL_FLOAT)}, {F32(q, nc)}));
+      ORTOPS_RETURN_IF_ERROR(RowSums(cann, q, nc, wt, false));
+      // rows = log_softmax(x)[n, target[n]] * w_t (negated with the total)
+      ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
+      ORTOPS_RETURN_IF_ERROR(RowSums(cann, picked, nc, picked_rows, false));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("Mul", {F32(picked_rows, rows_shape), F32(wt, rows_shape)}, {F32(rows, rows_shape)}));
+    } else {  // the weighted smoothed labels, whose SoftmaxCrossEntropyWithLogits loss is the row's
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(onehot, nc), HostConstant(&on, ACL_FLOAT), HostConstant(&uniform, ACL_FLOAT)},
+                      {F32(labels, nc)}));
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(labels, nc), F32(w32, one_c)}, {F32(q, nc)}));
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("SoftmaxCrossEntropyWithLogits", {F32(x32, nc), F32(q, nc)},
+                                         {F32(rows, rows_shape), F32(backprop, nc)}));
+      if (mean) {
+        ORTOPS_RETURN_IF_ERROR(cann.Launch(
+            "SelectV2", {Mask(onehot, nc), F32(w32, one_c), HostConstant(&zero, ACL_FLOAT)}, {F32(wsel, nc)}));
+        ORTOPS_RETURN_IF_ERROR(RowSums(cann, wsel, nc, wt, false));
+      }
+    }
+    const void *summed = rows, *weights = wt;
+    if (some_ignored) {
+      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                      {F32(masked, rows_shape)}));
+      summed = masked;
+      if (mean) {
+        ORTOPS_RETURN_IF_ERROR(
+            cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(wt, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                        {F32(wt_masked, rows_shape)}));
+        weights = wt_masked;
+      }
+    }
+    void* total_out = mean ? total : loss32;
+    ORTOPS_RETURN_IF_ERROR(Sum(cann, summed, n, picks ? sum : total_out, &axis));
+    if (picks) {
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("Mul", {F32(sum, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
+    }
+    const void* scale_in = f32.In(d);
+    if (mean) {
+      ORTOPS_RETURN_IF_ERROR(Sum(cann, weights, n, normaliser, &axis));
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("RealDiv", {F32(total, one), F32(normaliser, one)}, {F32(loss32, one)}));
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("RealDiv", {F32(f32.In(d), one), F32(normaliser, one)}, {F32(scale, one)}));
+      scale_in = scale;
+    }
+    cann::AclTensor row_scale = F32(scale_in, one);
+    if (some_ignored) {
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, n1), row_scale, HostConstant(&zero, ACL_FLOAT)}, {F32(r, n1)}));
+      row_scale = F32(r, n1);
+    }
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(q, nc), row_scale}, {F32(sq, nc)}));
+    ORTOPS_RETURN_IF_ERROR(RowSums(cann, sq, nc, m, true));
+    ORTOPS_RETURN_IF_ERROR(
+        cann.Op("SoftmaxV2").Tensors({F32(x32, nc)}, {F32(probs, nc)}).AttrInts("axes", {1}).Run(cann.stream));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Mul", {F32(probs, nc), F32(m, n1)}, {F32(scaled, nc)}));
+    ORTOPS_RETURN_IF_ERROR(cann.Launch("Sub", {F32(scaled, nc), F32(sq, nc)}, {F32(f32.Out(dlogits), nc)}));
+    return f32.CastOutputs();
+  }
+
+  // out = the sums over the classes of the float32 [N, C] `in`: [N] ([N, 1] with keep_dims).
+  static OrtStatusPtr RowSums(const SequenceRun& cann, const void* in, const std::vector<int64_t>& nc, void* out,
+                              bool keep_dims) {
+    static const int64_t class_axis = 1;
+    const std::vector<int64_t> dims = keep_dims ? std::vector<int64_t>{nc[0], 1} : std::vector<int64_t>{nc[0]};
+    return cann.Op("ReduceSum")
+        .Tensors({F32(in, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(out, dims)})
+        .AttrBool("keep_dims", keep_dims)
+        .Run(cann.stream);
   }
 
   // out [1] = the sum of the float32 vector `in` [n].
