@@ -1,7 +1,7 @@
-"""``cross-entropy loss + its backward -> ai.ortops::SoftmaxCrossEntropyLossAndGrad(logits, target, dloss)``.
+"""``cross-entropy loss + its backward -> ai.ortops::SoftmaxCrossEntropyLossAndGrad(logits, target, dloss[, weight])``.
 
 PyTorch's export of ``F.cross_entropy(logits, target)`` on ``[N, C]`` float32 logits and int64
-class indices, ``reduction`` "mean" or "sum", any ``ignore_index`` (and of the same math written
+class indices, ``reduction`` "mean" or "sum", any ``ignore_index``, optional class weights (and of the same math written
 ``F.nll_loss(F.log_softmax(x, 1), t)``)::
 
     lsm      = LogSoftmax(logits, axis=1);  valid = Not(Equal(target, ignore_index))
@@ -27,7 +27,19 @@ the forward, a' = dloss * a and b' = dloss * b in the backward)::
 and the node gets ``label_smoothing`` = b * C (checked against 1 - a) and ``dloss`` = b' / b (or
 a' / a when b = 0), a constant: the scales must be constants.
 
-Refused, with the reason in the report: class weights (the per-row weight is not one scalar),
+With class weights ``F.cross_entropy(weight=w)`` (w [C], read as [1, C] or its expansion to [N, C])::
+
+    picked   = GatherElements(Mul(lsm, w [1, C]), idx)          (the forward gathers -w[t] * lsm[t])
+    W        = ReduceSum(Where(valid, Squeeze(GatherElements(w [N, C], idx), 1), 0))   ("mean" only)
+    loss     = ReduceSum(rows) / W                               ("sum": ReduceSum(rows))
+    G        = ScatterElements(...) * Where(valid1, Mul(dloss / W, w [1, C]), 0)
+               ("sum": Mul(dloss, w), or w itself when the exporter folded dloss = 1)
+
+and the node reads w as its 4th input: a constant as [C] (the same values in every spelling,
+compared), or the [C] tensor the exporter reshapes (a graph input or a computed tensor).
+
+Refused, with the reason in the report: label smoothing with class weights, class weights that
+differ between the forward, W and the backward, per-element weights,
 label smoothing whose scales are not constants or do not fit one eps, ``reduction="none"``
 (the rows are not summed, or their gradient is a tensor), logits that are not ``[N, C]``, the
 float16/bfloat16 spelling (Casts around the math), an intermediate also read outside the pattern
@@ -215,7 +227,7 @@ def check(view: GraphView, site: Site) -> str | None:
     forward = _forward(view, lsm, target, k)
     if isinstance(forward, str):
         return forward
-    loss, count, fwd_nodes = forward
+    loss, count, fwd_nodes, weights = forward
     site.nodes += fwd_nodes
     eps = None
     if smoothing is not None:
@@ -228,6 +240,24 @@ def check(view: GraphView, site: Site) -> str | None:
         if not _same_target(view, smoothing["target"], target) or smoothing["ignore_index"] != k:
             return "the label-smoothing term of the gradient masks another target or ignore_index than the loss"
     row_weight, dloss = w[2], w[2]
+    unit_dloss = False
+    if weights is not None:  # the backward's weight is dloss (/ W) times the same class weights [1, C]
+        if smoothing is not None:
+            return "label smoothing with class weights is not fused (its smoothing term weighs each class)"
+        classes = shape[1]
+        if _weight_key(view, row_weight, classes) == weights[0] and view.shape(row_weight) in ((classes,),
+                                                                                              (1, classes)):
+            unit_dloss = True  # dloss 1 folded away ("sum")
+        else:
+            mul = producer(view, row_weight, "Mul")
+            parts = [] if mul is None or len(mul.inputs) != 2 else \
+                [(a, b) for a, b in ((mul.inputs[0], mul.inputs[1]), (mul.inputs[1], mul.inputs[0]))
+                 if view.shape(b) in ((classes,), (1, classes)) and _weight_key(view, b, classes) == weights[0]]
+            if not parts:
+                return (f"the gradient's per-row weight {row_weight.name} is not dloss (/ W) times the forward's "
+                        "class weights")
+            site.nodes.append(mul)
+            row_weight, dloss = parts[0][0], parts[0][0]
     if count is not None:  # "mean": the weight is dloss / count, with the forward's count
         div = producer(view, row_weight, "Div")
         if div is None or len(div.inputs) != 2 or view.value_key(div.inputs[1]) != view.value_key(count):
@@ -239,7 +269,12 @@ def check(view: GraphView, site: Site) -> str | None:
         site.caps["dloss_value"] = dloss_value
         site.notes.append(f"label_smoothing {eps!r}: the loss gradient is the constant {dloss_value!r} "
                           "(the backward's smoothing scales divided by the forward's)")
-    if view.shape(dloss) != ():
+    if unit_dloss:
+        if count is not None:
+            return "the weighted mean's gradient is not divided by the weight sum W"
+        site.caps["dloss_value"] = 1.0
+        site.notes.append("the loss gradient is the constant 1.0 (folded into the backward's class weights)")
+    elif view.shape(dloss) != ():
         shape_text = view.shape(dloss)
         return (f"the loss gradient {dloss.name} has shape {None if shape_text is None else list(shape_text)}, not "
                 "one scalar (class weights, or reduction='none' with the rows summed afterwards)")
@@ -249,7 +284,7 @@ def check(view: GraphView, site: Site) -> str | None:
     reason = exclusive(view, computing, [loss, site.root.outputs[0]])
     if reason:
         return reason
-    if eps is None and depends_on(view, dloss, [loss, site.root.outputs[0]]):
+    if eps is None and not unit_dloss and depends_on(view, dloss, [loss, site.root.outputs[0]]):
         value = view.uniform(dloss)
         if value is None:
             return (f"the loss gradient {dloss.name} is computed from the loss itself (e.g. loss ** 2): one node "
@@ -267,7 +302,9 @@ def check(view: GraphView, site: Site) -> str | None:
     site.output, site.outputs = site.root.outputs[0], [loss]
     site.dtype = "float32"
     site.operands = {"grads": dloss, "activations": logits}
-    site.caps.update(target=target, dloss=dloss, logits=logits)
+    site.caps.update(target=target, dloss=dloss, logits=logits, weight=None if weights is None else weights[1])
+    if weights is not None:
+        site.notes.append("class weights: the node reads them as [C] (F.cross_entropy's weight)")
     site.attributes = {"ignore_index": k, "reduction": "mean" if count is not None else "sum"}
     if eps is not None:
         site.attributes["label_smoothing"] = eps
@@ -276,12 +313,95 @@ def check(view: GraphView, site: Site) -> str | None:
     return None
 
 
+def _constant(view: GraphView, tensor) -> np.ndarray | None:
+    """The value of a constant: ``view.const`` (small constants, Constant nodes, Casts of one), or
+    an initializer's values of any size held in memory (class weights [C], expanded to [N, C])."""
+    value = view.const(tensor)
+    if value is None and isinstance(tensor, gs.Constant) and \
+            getattr(tensor, "data_location", None) != TensorProto.EXTERNAL:
+        value = np.asarray(tensor.values)
+    return value
+
+
+def _weight_key(view: GraphView, tensor, classes: int):
+    """A key equal for tensors holding the same class weights [C] (as [C], [1, C], or rows of one
+    [N, C]): the values of a constant, else the [C] tensor they are reshaped / expanded from; None
+    if ``tensor`` is neither."""
+    value = _constant(view, tensor)
+    if value is None:
+        wide = producer(view, tensor, "Expand")
+        if wide is not None:
+            if view.shape(wide.inputs[0]) not in ((classes,), (1, classes)):
+                return None
+            tensor = wide.inputs[0]
+        source = view.view_source(tensor)
+        value = _constant(view, source)
+        if value is None:
+            return ("tensor", view.value_key(source)) if view.shape(source) == (classes,) else None
+    value = np.asarray(value)
+    if value.dtype != np.float32 or value.ndim not in (1, 2) or value.shape[-1] != classes or value.size == 0:
+        return None
+    rows = value.reshape(-1, classes)
+    if not np.array_equal(rows, np.broadcast_to(rows[:1], rows.shape)):
+        return None
+    return ("const", rows[0].tobytes())
+
+
+def _class_weights(view: GraphView, lsm: gs.Node, tensor):
+    """The [1, C] (or [C]) class weights ``tensor`` multiplying the log-probabilities, as ``(key,
+    the fused node's [C] weight input)``, or None."""
+    classes = view.shape(lsm.outputs[0])[1]
+    if view.shape(tensor) not in ((classes,), (1, classes)) or view.dtype_name(tensor) != "float32":
+        return None
+    key = _weight_key(view, tensor, classes)
+    if key is None:
+        return None
+    value = _constant(view, tensor)
+    if value is not None:  # a constant: the node reads it as [C]
+        return key, np.asarray(value, np.float32).reshape(classes)
+    return key, view.view_source(tensor)
+
+
+def _weight_sum(view: GraphView, tensor, target, k, index, key, classes: int) -> list | None:
+    """The nodes of ``ReduceSum(Where(target != k, Squeeze(GatherElements(weights [N, C], index,
+    axis=1), 1), 0))``, W of the weighted "mean" (the weights of ``key`` at the same ``index`` as the
+    loss's), or None."""
+    red = producer(view, tensor, "ReduceSum")
+    if red is None or not reduces_all(view, red, 1):
+        return None
+    sel = _select(view, producer(view, red.inputs[0], "Where"))
+    if sel is None or sel[1] != k or not _same_target(view, sel[0], target) or not is_zero_constant(view, sel[3]):
+        return None
+    squeeze = producer(view, sel[2], "Squeeze")
+    gather = producer(view, squeeze.inputs[0], "GatherElements") if squeeze is not None else None
+    if gather is None or axes_of(view, squeeze) not in ([1], [-1]) or attr(gather, "axis", 0) % 2 != 1 or \
+            view.value_key(gather.inputs[1]) != view.value_key(index) or \
+            _weight_key(view, gather.inputs[0], classes) != key:
+        return None
+    cast = producer(view, gather.inputs[1], "Cast")  # (an exporter without CSE casts the index again)
+    return [red, *sel[4], squeeze, gather, *([cast] if cast is not None else [])]
+
+
 def _forward(view: GraphView, lsm: gs.Node, target, k):
-    """``(loss, count or None, nodes)`` of the forward loss reading ``lsm``, or the reason."""
+    """``(loss, count or None, nodes, weights)`` of the forward loss reading ``lsm`` (``weights``:
+    None, or the class weights' ``(key, input)`` when it reads ``Mul(lsm, weights)``; ``count`` is
+    then their sum W), or the reason."""
     found = []
-    for gather in consumers_of(view, lsm.outputs[0], "GatherElements"):
-        if attr(gather, "axis", 0) % 2 != 1 or gather.inputs[0] is not lsm.outputs[0]:
-            continue
+    classes = view.shape(lsm.outputs[0])[1]
+    sources = [(lsm.outputs[0], None, None)]
+    for mul in consumers_of(view, lsm.outputs[0], "Mul"):  # F.cross_entropy(weight=w): lsm * w [1, C]
+        if len(mul.inputs) == 2:
+            other = mul.inputs[1] if mul.inputs[0] is lsm.outputs[0] else mul.inputs[0]
+            weights = _class_weights(view, lsm, other)
+            if weights is not None:
+                sources.append((mul.outputs[0], mul, weights))
+    for source, scaling, weights in sources:
+        for gather in consumers_of(view, source, "GatherElements"):
+            if attr(gather, "axis", 0) % 2 != 1 or gather.inputs[0] is not source:
+                continue
+            found.append((gather, scaling, weights))
+    candidates, found = found, []
+    for gather, scaling, weights in candidates:
         index = gather.inputs[1]
         cast = producer(view, index, "Cast")  # (an exporter without optimisation casts the index to int64)
         if cast is not None and cast.attrs.get("to") == TensorProto.INT64:
@@ -291,12 +411,12 @@ def _forward(view: GraphView, lsm: gs.Node, target, k):
         if sel is None or sel[1] != k or not _same_target(view, sel[0], target) or \
                 not _same_target(view, sel[2], target) or not is_zero_constant(view, sel[3]):
             continue
-        found.append((gather, unsq, sel, cast))
+        found.append((gather, unsq, sel, cast, scaling, weights))
     if len(found) != 1:
-        return (f"no single forward GatherElements(log_softmax, Unsqueeze(Where(target != {k}, target, 0), 1)) "
-                f"reads {lsm.outputs[0].name} (found {len(found)})")
-    gather, unsq, sel, cast = found[0]
-    nodes = [gather, unsq, *sel[4], *([cast] if cast is not None else [])]
+        return (f"no single forward GatherElements(log_softmax (* class weights), Unsqueeze(Where(target != {k}, "
+                f"target, 0), 1)) reads {lsm.outputs[0].name} (found {len(found)})")
+    gather, unsq, sel, cast, scaling, weights = found[0]
+    nodes = [gather, unsq, *sel[4], *([cast] if cast is not None else []), *([scaling] if scaling else [])]
     chain = []
     t = gather.outputs[0]
     for op in ("Squeeze", "Neg"):
@@ -319,10 +439,13 @@ def _forward(view: GraphView, lsm: gs.Node, target, k):
     nodes.append(sums[0])
     for div in consumers_of(view, total, "Div"):
         if div.inputs[0] is total:
-            count_nodes = _count(view, div.inputs[1], target, k)
+            if weights is None:
+                count_nodes = _count(view, div.inputs[1], target, k)
+            else:
+                count_nodes = _weight_sum(view, div.inputs[1], target, k, gather.inputs[1], weights[0], classes)
             if count_nodes is not None:
-                return div.outputs[0], div.inputs[1], nodes + [div, *count_nodes]
-    return total, None, nodes
+                return div.outputs[0], div.inputs[1], nodes + [div, *count_nodes], weights
+    return total, None, nodes, weights
 
 
 def _uniform_term(view: GraphView, add: gs.Node, shape) -> dict | str:
@@ -446,8 +569,12 @@ def replacement(view: GraphView, site: Site, name: str) -> list:
     dloss = site.caps["dloss"]
     if "dloss_value" in site.caps:
         dloss = gs.Constant(f"{name}/dloss", np.array(site.caps["dloss_value"], np.float32))
-    return [gs.Node(OP, name, domain=DOMAIN, attrs=dict(site.attributes),
-                    inputs=[site.caps["logits"], site.caps["target"], dloss], outputs=[loss, site.output])]
+    inputs = [site.caps["logits"], site.caps["target"], dloss]
+    weight = site.caps.get("weight")
+    if weight is not None:
+        inputs.append(gs.Constant(f"{name}/weight", weight) if isinstance(weight, np.ndarray) else weight)
+    return [gs.Node(OP, name, domain=DOMAIN, attrs=dict(site.attributes), inputs=inputs,
+                    outputs=[loss, site.output])]
 
 
 RULE = Rule(NAME, "Sub", pattern, check, replacement,

@@ -297,7 +297,6 @@ def test_label_smoothing_mutants_are_refused_with_the_reason(name, mutate, reaso
 
 
 @pytest.mark.parametrize("name, loss_fn, reason", [
-    ("class_weights", lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0)), "no single forward"),
     ("label_smoothing_class_weights",
      lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0), label_smoothing=0.1),
      "other than label smoothing's uniform term"),
@@ -309,6 +308,127 @@ def test_label_smoothing_mutants_are_refused_with_the_reason(name, mutate, reaso
 def test_pytorch_variants_are_refused_with_the_reason(name, loss_fn, reason):
     model, _ = _torch_case(loss_fn)
     fused, report = fuse(model)
+    assert FUSED_OP not in ops(fused)
+    (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+    assert site.status == "rejected" and reason in site.reason, site.reason
+
+
+CLASS_WEIGHTS = torch.tensor([0.5, 2.0, 1.0, 3.0, 0.0])  # one class weighing 0
+
+
+def _export(loss_fn, optimize, seed=0):
+    from ort_ops import training
+
+    torch.manual_seed(seed)
+    module = torch.nn.Linear(8, 5)
+    x, y = torch.randn(6, 8), torch.randint(0, 5, (6,))
+    return training.export_training_graph(module, (x,), loss_fn, targets=(y,), params_as_inputs=True, verify=False,
+                                          optimize=optimize), module
+
+
+def _eager(module, loss_fn, inputs):
+    """PyTorch eager autograd on ``inputs``: the loss and the parameters' gradients by name."""
+    for p_name, p in module.named_parameters():
+        p.data = torch.from_numpy(inputs[p_name]).clone()
+        p.grad = None
+    loss = loss_fn(module(torch.from_numpy(inputs["input"])), torch.from_numpy(inputs["target"]))
+    loss.backward()
+    return loss.detach().numpy(), {p_name: p.grad.numpy() for p_name, p in module.named_parameters()}
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["optimised", "unoptimised"])
+@pytest.mark.parametrize("name, loss_fn, attributes", [
+    ("mean", lambda o, t: F.cross_entropy(o, t, weight=CLASS_WEIGHTS), {"ignore_index": -100, "reduction": "mean"}),
+    ("sum", lambda o, t: F.cross_entropy(o, t, weight=CLASS_WEIGHTS, reduction="sum"),
+     {"ignore_index": -100, "reduction": "sum"}),
+    ("ignore_index", lambda o, t: F.cross_entropy(o, t, weight=CLASS_WEIGHTS, ignore_index=2),
+     {"ignore_index": 2, "reduction": "mean"}),
+    ("ignore_index_sum", lambda o, t: F.cross_entropy(o, t, weight=CLASS_WEIGHTS, ignore_index=2, reduction="sum"),
+     {"ignore_index": 2, "reduction": "sum"}),
+    ("scaled_mean", lambda o, t: 0.5 * F.cross_entropy(o, t, weight=CLASS_WEIGHTS),
+     {"ignore_index": -100, "reduction": "mean"}),
+    ("computed_weights", lambda o, t: F.cross_entropy(o, t, weight=torch.arange(1.0, 6.0)),
+     {"ignore_index": -100, "reduction": "mean"}),
+])
+def test_pytorch_weighted_cross_entropy_fuses(name, loss_fn, attributes, optimize):
+    """F.cross_entropy(weight=w) -> one node reading w as its input 3 ([C]: the constant, or the
+    tensor the exporter reshapes); its loss and gradients equal the exported graph's in ORT and
+    PyTorch's eager autograd (rows ignored, a class weighing 0)."""
+    model, module = _export(loss_fn, optimize)
+    fused, report = fuse(model)
+    if name == "scaled_mean" and not optimize:
+        # as without weights: the unoptimised dloss * 0.5 is Mul(Expand(1, Shape(loss)), 0.5), not folded
+        (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
+        assert site.status == "rejected" and "computed from the loss itself" in site.reason, site.reason
+        return
+    (site,) = [s for s in report.fused if s.rule == "softmax_cross_entropy"]
+    assert site.attributes == attributes
+    assert ops(fused).count(FUSED_OP) == 1
+    gone = {"LogSoftmax", "GatherElements", "ScatterElements", "Exp", "Neg", "Not", "Equal", "Where", "Squeeze",
+            "Unsqueeze", "ConstantOfShape", "Div", "Sub"}
+    assert not gone & set(ops(fused)), ops(fused)
+    (node,) = [n for n in fused.graph.node if n.op_type == FUSED_OP]
+    assert len(node.input) == 4
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in fused.graph.initializer}
+    if node.input[3] in weights:  # the exporter folded the weights: the node reads them as [C]
+        want = CLASS_WEIGHTS.numpy() if name != "computed_weights" else np.arange(1.0, 6.0, dtype=np.float32)
+        assert np.array_equal(weights[node.input[3]], want)
+    else:  # torch.arange(1.0, 6.0) left as Range in the unoptimised export: the node reads its output
+        assert not optimize and name == "computed_weights"
+        (producer,) = [n for n in fused.graph.node if node.input[3] in n.output]
+        assert producer.op_type == "Range"
+    inputs = _graph_feeds(model, module, ignore_index=attributes["ignore_index"])
+    got, want = run(fused, inputs), run(model, inputs)
+    for out in want:
+        check = compare(out, "ort", got[out], want[out])
+        assert check.ok, check
+    loss, grads = _eager(module, loss_fn, inputs)
+    assert compare("loss", "torch", got["loss"], loss).ok
+    for p_name, grad in grads.items():
+        (out,) = [o for o in got if o.startswith("grad.") and o.endswith(p_name)]
+        check = compare(out, "torch", got[out], grad)
+        assert check.ok, check
+
+
+def _backward_weights(model):
+    """(the backward's Mul of dloss / W by the class weights, the weights' input index)."""
+    inits = {t.name for t in model.graph.initializer}
+    lsm = next(n.output[0] for n in model.graph.node if n.op_type == "LogSoftmax")
+    forward = next(n for n in model.graph.node if n.op_type == "Mul" and lsm in n.input)
+    weights = next(i for i in forward.input if i != lsm)
+    mul = next(n for n in model.graph.node if n.op_type == "Mul" and weights in n.input and n is not forward)
+    assert weights in inits
+    return mul, list(mul.input).index(weights)
+
+
+def _forward_weights(model):
+    """(the forward's Mul of the log-probabilities by the class weights, the weights' input index)."""
+    lsm = next(n.output[0] for n in model.graph.node if n.op_type == "LogSoftmax")
+    forward = next(n for n in model.graph.node if n.op_type == "Mul" and lsm in n.input)
+    return forward, next(i for i, t in enumerate(forward.input) if t != lsm)
+
+
+def _weight_sum_source(model):
+    """(the GatherElements reading the [N, C] weights whose picked values sum to W, input 0)."""
+    lsm = next(n.output[0] for n in model.graph.node if n.op_type == "LogSoftmax")
+    forward = next(n for n in model.graph.node if n.op_type == "Mul" and lsm in n.input)
+    gather = next(n for n in model.graph.node if n.op_type == "GatherElements" and n.input[0] != forward.output[0])
+    return gather, 0
+
+
+@pytest.mark.parametrize("name, mutate, reason", [
+    ("weight_sum_of_other_weights", lambda m: _mutated(m, _weight_sum_source, 1.5), "outside the pattern"),
+    ("backward_weights_differ", lambda m: _mutated(m, _backward_weights, 1.5),
+     "is not dloss (/ W) times the forward's class weights"),
+    ("forward_weights_differ", lambda m: _mutated(m, _forward_weights, 1.5),
+     "is not dloss (/ W) times the forward's class weights"),
+])
+def test_class_weight_mutants_are_refused_with_the_reason(name, mutate, reason):
+    """Negative controls: the backward's or the forward's class weights changed alone (the normaliser
+    W then sums other weights than the loss's) is no weighted cross-entropy: refused, unchanged."""
+    model, _ = _export(lambda o, t: F.cross_entropy(o, t, weight=CLASS_WEIGHTS), True)
+    mutant = mutate(model)
+    fused, report = fuse(mutant)
     assert FUSED_OP not in ops(fused)
     (site,) = [s for s in report.sites if s.rule == "softmax_cross_entropy"]
     assert site.status == "rejected" and reason in site.reason, site.reason
