@@ -416,7 +416,7 @@ def test_2_to_the_24_plus_1_comparable_classes_keep_float32_precision():
 
 
 
-# --- class weights (input 3): the weighted route on every SoC -----------------------------------
+# --- class weights (input 3): the class-index route on Atlas A2/A3 (eps = 0), else the weighted route
 
 
 def weighted(feeds, seed=1, zero_class=None):
@@ -443,8 +443,13 @@ WEIGHTED_MEAN = {**WEIGHTED_SUM, "SelectV2": 5, "ReduceSum": 5, "RealDiv": 2}
 
 
 def weighted_sent(reduction: str, label_smoothing: float, some_ignored: bool, dtype: str) -> dict:
-    """The ACL ops of one weighted node, from the kernel's documented sequence."""
+    """The ACL ops of one weighted node, from the kernel's documented sequence: on Atlas A2/A3 with
+    eps = 0 the class-index route's (CANN's CrossEntropyLoss/Grad take the weights), else the
+    weighted route's."""
     mean = reduction == "mean"
+    casts = {"Cast": 5} if dtype != "float32" else {}  # logits, dloss and weight in, loss and dlogits out
+    if class_index_route() and not label_smoothing:
+        return {**(CLASS_INDEX_MEAN if mean and some_ignored else CLASS_INDEX_SUM), **casts}
     sent = dict(WEIGHTED_MEAN if mean else WEIGHTED_SUM)
     if label_smoothing:
         # SelectV2 (labels) + Mul (q) + SoftmaxCrossEntropyWithLogits (the rows) instead of SelectV2 (q)

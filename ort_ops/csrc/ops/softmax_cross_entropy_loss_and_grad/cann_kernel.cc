@@ -6,11 +6,12 @@
 // Class-index route, on Atlas A2/A3 (whose CrossEntropyLoss/CrossEntropyLossGrad kernels the
 // simulator models; hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss*/, docs/cann_ops.md), and only
 // for C <= 2^24 (the gradient compares target with ignore_index in float32, exact below 2^24) and
-// label_smoothing 0 (the A2/A3 gradient kernel implements no other value):
-//   [x = Cast(logits, float32); d = Cast(dloss, float32)]            (float16 / bfloat16 only)
-//   loss, log_prob = CrossEntropyLoss(LogSoftmaxV2(x), target; reduction, ignore_index)
-//   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target; "sum")
-//   mean:  g = CrossEntropyLossGrad(d, log_prob, target; "mean")        (all rows ignored: NaN)
+// label_smoothing 0 (the A2/A3 gradient kernel implements no other value), with or without class
+// weights w (input 3: CANN's ops take them as their `weight` input, [C] float32):
+//   [x = Cast(logits, float32); d = Cast(dloss, float32); w = Cast(weight, float32)]  (float16 / bfloat16)
+//   loss, log_prob = CrossEntropyLoss(LogSoftmaxV2(x), target[, w]; reduction, ignore_index)
+//   sum:   dlogits = CrossEntropyLossGrad(d, log_prob, target[, w]; "sum")
+//   mean:  g = CrossEntropyLossGrad(d, log_prob, target[, w]; "mean")   (all rows ignored: NaN)
 //          some row ignored:  z = CrossEntropyLossGrad(0, log_prob, target; "sum")   (0 * exp(log_prob))
 //                             dlogits = SelectV2(NotEqual(target, ignore_index) [N, 1], g, z)
 //          no row ignored:    dlogits = g
@@ -39,8 +40,15 @@
 //   some row ignored:  w = SelectV2(valid [N, 1], scale, 0); dlogits = Mul(backprop, w)
 //   no row ignored:    dlogits = Mul(backprop, scale)               (Mul broadcasts [N, 1], [1])
 //   [Cast loss, dlogits to T]
-// Class weights (input 3, w [C]) take the weighted route below on every SoC (CANN's
-// CrossEntropyLossGrad is not used with weights), all in float32:
+// With class weights (w [C]) CANN's ops weigh each row by w[t] and the mean divides by the sum of the
+// counted rows' w[t] (W): `lnSum = sum of lp_n * w_n; "mean": -lnSum / sum of w_n`, the gradient's
+// `s_n = mask_n * w[t_n] * g / D`, D that same sum (hicann/ops-nn@e5c3fa93 loss/cross_entropy_loss/
+// op_kernel/cross_entropy_loss.h, loss/cross_entropy_loss_grad/op_kernel/
+// cross_entropy_loss_grad_weight_not_none.h; the simulator's cross_entropy_loss.cc models both):
+// the op's definition. The zero-gradient z of ignored rows takes no weights (0 * exp(log_prob)).
+//
+// Class weights on every other SoC, or with label smoothing, take the weighted route below, all
+// in float32:
 //   [x, d, w = Cast(logits, dloss, weight, float32)]                 (float16 / bfloat16 only)
 //   onehot = Equal(target [N, 1], iota [1, C])
 //   eps = 0:  q = SelectV2(onehot, w [1, C], 0)                       [N, C]: w[t] at the target
@@ -142,8 +150,8 @@ class CannKernel : public Kernel {
     ORTOPS_RETURN_IF_ERROR(CountTargets(static_cast<const int64_t*>(run.target.data), static_cast<size_t>(run.n), run.c,
                                         attributes_.ignore_index, &counted));
     const bool some_ignored = counted != static_cast<size_t>(run.n);
-    if (run.weight.present) return WeightedRoute(context, run, some_ignored, cann, out);
     if (class_index_ops_ && run.c <= kExactFloatIndices) return ClassIndexRoute(context, run, some_ignored, cann, out);
+    if (run.weight.present) return WeightedRoute(context, run, some_ignored, cann, out);
     return OneHotRoute(context, run, some_ignored, cann, out);
   }
 
@@ -178,10 +186,13 @@ class CannKernel : public Kernel {
                  at_target = layout.Add(n * sizeof(int64_t));
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.logits.data, nc), d = f32.Input(&layout, run.dloss.data, one);
+    const bool weighted = run.weight.present;
+    const size_t w = weighted ? f32.Input(&layout, run.weight.data, {run.c}) : 0;
     const size_t loss = f32.Output(&layout, out.loss, one), dlogits = f32.Output(&layout, out.dlogits, nc);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.logits.memory, layout.size()));
     ORTOPS_RETURN_IF_ERROR(TargetToDevice(cann, at_target, &run));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
+    const void* weight = weighted ? f32.In(w) : nullptr;  // class weights [C] float32, or none
     void* log_prob = cann.Scratch(at_lp);
     const char* reduction = mean ? "mean" : "sum";
     const size_t target_bytes = n * sizeof(int64_t);
@@ -190,11 +201,14 @@ class CannKernel : public Kernel {
     // confident row) that error is an ulp of the log-probabilities themselves.
     void* lsm = cann.Scratch(at_lsm);
     ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, f32.In(x), lsm, nc));
-    ORTOPS_RETURN_IF_ERROR(cann.Op("CrossEntropyLoss")
-                               .Input(lsm, f32_nc, ACL_FLOAT, nc)
-                               .Input(run.target.data, target_bytes, ACL_INT64, rows_shape)
-                               .AbsentInput()
-                               .Output(f32.Out(loss), sizeof(float), ACL_FLOAT, one)
+    cann::AclOp forward = cann.Op("CrossEntropyLoss");
+    forward.Input(lsm, f32_nc, ACL_FLOAT, nc).Input(run.target.data, target_bytes, ACL_INT64, rows_shape);
+    if (weighted) {
+      forward.Input(weight, c * sizeof(float), ACL_FLOAT, {run.c});
+    } else {
+      forward.AbsentInput();
+    }
+    ORTOPS_RETURN_IF_ERROR(forward.Output(f32.Out(loss), sizeof(float), ACL_FLOAT, one)
                                .Output(log_prob, f32_nc, ACL_FLOAT, nc)
                                .Output(cann.Scratch(at_zloss), sizeof(float), ACL_FLOAT, one)
                                .Output(cann.Scratch(at_lse), f32_n, ACL_FLOAT, rows_shape)
@@ -206,11 +220,11 @@ class CannKernel : public Kernel {
                                .Run(cann.stream));
     const float zero = 0.0f;
     if (!masked) {
-      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, reduction, f32.Out(dlogits)));
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, weight, run, reduction, f32.Out(dlogits)));
     } else {
       void *g = cann.Scratch(at_g), *z = cann.Scratch(at_z), *valid = cann.Scratch(at_valid);
-      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, run, "mean", g));
-      ORTOPS_RETURN_IF_ERROR(Grad(cann, &zero, true, log_prob, run, "sum", z));
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, f32.In(d), false, log_prob, weight, run, "mean", g));
+      ORTOPS_RETURN_IF_ERROR(Grad(cann, &zero, true, log_prob, nullptr, run, "sum", z));
       ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
       ORTOPS_RETURN_IF_ERROR(
           cann.Launch("SelectV2", {Mask(valid, n1), F32(g, nc), F32(z, nc)}, {F32(f32.Out(dlogits), nc)}));
@@ -218,9 +232,10 @@ class CannKernel : public Kernel {
     return f32.CastOutputs();
   }
 
-  // x_grad = CrossEntropyLossGrad(grad_loss [1] (a device value, or a constant), log_prob, target).
+  // x_grad = CrossEntropyLossGrad(grad_loss [1] (a device value, or a constant), log_prob, target,
+  // weight [C] float32 (or absent: null)).
   OrtStatusPtr Grad(const SequenceRun& cann, const void* grad_loss, bool grad_loss_is_const, const void* log_prob,
-                    const Run& run, const char* reduction, void* x_grad) const {
+                    const void* weight, const Run& run, const char* reduction, void* x_grad) const {
     const std::vector<int64_t> nc{run.n, run.c}, one{1};
     const size_t f32_nc = static_cast<size_t>(run.n * run.c) * sizeof(float);
     cann::AclOp op = cann.Op("CrossEntropyLossGrad");
@@ -229,10 +244,14 @@ class CannKernel : public Kernel {
     } else {
       op.Input(grad_loss, sizeof(float), ACL_FLOAT, one);
     }
-    return op.Input(log_prob, f32_nc, ACL_FLOAT, nc)
-        .Input(run.target.data, static_cast<size_t>(run.n) * sizeof(int64_t), ACL_INT64, {run.n})
-        .AbsentInput()
-        .AbsentInput()
+    op.Input(log_prob, f32_nc, ACL_FLOAT, nc)
+        .Input(run.target.data, static_cast<size_t>(run.n) * sizeof(int64_t), ACL_INT64, {run.n});
+    if (weight != nullptr) {
+      op.Input(weight, static_cast<size_t>(run.c) * sizeof(float), ACL_FLOAT, {run.c});
+    } else {
+      op.AbsentInput();
+    }
+    return op.AbsentInput()
         .AbsentInput()
         .Output(x_grad, f32_nc, ACL_FLOAT, nc)
         .AttrString("reduction", reduction)
