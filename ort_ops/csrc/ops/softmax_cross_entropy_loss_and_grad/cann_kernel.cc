@@ -300,9 +300,9 @@ class CannKernel : public Kernel {
     void* loss32 = f32.Out(loss);
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
-    const int64_t axis = 0, class_axis = 1;
+    const int64_t axis = 0;
     // float32 arithmetic, as Add(Mul(one_hot, 1 - eps), eps / C) on the device would round it
-    const float zero = 0.0f, minus_one = -1.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
+    const float zero = 0.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
     const float rows_f = static_cast<float>(run.n);
     ORTOPS_RETURN_IF_ERROR(
         cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
@@ -316,26 +316,9 @@ class CannKernel : public Kernel {
       ORTOPS_RETURN_IF_ERROR(LogSoftmax(cann, x32, lsm, nc));
       ORTOPS_RETURN_IF_ERROR(
           cann.Launch("SelectV2", {Mask(onehot, nc), F32(lsm, nc), HostConstant(&zero, ACL_FLOAT)}, {F32(picked, nc)}));
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Op("ReduceSum")
-              .Tensors({F32(picked, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(rows, rows_shape)})
-              .AttrBool("keep_dims", false)
-              .Run(cann.stream));
+      ORTOPS_RETURN_IF_ERROR(RowSums(cann, picked, nc, rows, false));
     }
-    const void* summed = rows;
-    if (some_ignored) {
-      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
-                      {F32(masked, rows_shape)}));
-      summed = masked;
-    }
-    void* total_out = mean ? total : loss32;
-    ORTOPS_RETURN_IF_ERROR(Sum(cann, summed, n, picks ? sum : total_out, &axis));
-    if (picks) {
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Launch("Mul", {F32(sum, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
-    }
+    ORTOPS_RETURN_IF_ERROR(RowTotal(cann, run, some_ignored, picks, rows, valid, masked, sum, mean ? total : loss32));
     const void* scale_in = f32.In(d);
     if (mean) {
       cann::AclTensor divisor = HostConstant(&rows_f, ACL_FLOAT);
@@ -397,7 +380,7 @@ class CannKernel : public Kernel {
     std::vector<int64_t> iota(c);
     for (size_t k = 0; k < c; ++k) iota[k] = static_cast<int64_t>(k);
     const int64_t axis = 0;
-    const float zero = 0.0f, minus_one = -1.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
+    const float zero = 0.0f, uniform = eps / static_cast<float>(c), on = (1.0f - eps) + uniform;
     ORTOPS_RETURN_IF_ERROR(
         cann.Launch("Equal", {Device(run.target.data, ACL_INT64, n1), HostConstant(iota.data(), ACL_INT64, {1, run.c})},
                     {Mask(onehot, nc)}));
@@ -425,25 +408,13 @@ class CannKernel : public Kernel {
         ORTOPS_RETURN_IF_ERROR(RowSums(cann, wsel, nc, wt, false));
       }
     }
-    const void *summed = rows, *weights = wt;
-    if (some_ignored) {
-      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
-                      {F32(masked, rows_shape)}));
-      summed = masked;
-      if (mean) {
-        ORTOPS_RETURN_IF_ERROR(
-            cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(wt, rows_shape), HostConstant(&zero, ACL_FLOAT)},
-                        {F32(wt_masked, rows_shape)}));
-        weights = wt_masked;
-      }
-    }
-    void* total_out = mean ? total : loss32;
-    ORTOPS_RETURN_IF_ERROR(Sum(cann, summed, n, picks ? sum : total_out, &axis));
-    if (picks) {
-      ORTOPS_RETURN_IF_ERROR(
-          cann.Launch("Mul", {F32(sum, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(total_out, one)}));
+    ORTOPS_RETURN_IF_ERROR(RowTotal(cann, run, some_ignored, picks, rows, valid, masked, sum, mean ? total : loss32));
+    const void* weights = wt;
+    if (some_ignored && mean) {  // valid: written by RowTotal
+      ORTOPS_RETURN_IF_ERROR(cann.Launch("SelectV2",
+                                         {Mask(valid, rows_shape), F32(wt, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                                         {F32(wt_masked, rows_shape)}));
+      weights = wt_masked;
     }
     const void* scale_in = f32.In(d);
     if (mean) {
@@ -476,6 +447,27 @@ class CannKernel : public Kernel {
         .Tensors({F32(in, nc), HostConstant(&class_axis, ACL_INT64)}, {F32(out, dims)})
         .AttrBool("keep_dims", keep_dims)
         .Run(cann.stream);
+  }
+
+  // out [1] = the loss summed over the rows: rows [N] where no row is ignored, else selected against
+  // valid = NotEqual(target, ignore_index) (written to `valid`; an ignored row's NaN or inf stays out
+  // of the sum) into `masked`; negated (rows of log-probabilities) through `partial` when `negate`.
+  OrtStatusPtr RowTotal(const SequenceRun& cann, const Run& run, bool some_ignored, bool negate, const void* rows,
+                        void* valid, void* masked, void* partial, void* out) const {
+    const std::vector<int64_t> rows_shape{run.n}, one{1};
+    const int64_t axis = 0;
+    const float zero = 0.0f, minus_one = -1.0f;
+    const void* summed = rows;
+    if (some_ignored) {
+      ORTOPS_RETURN_IF_ERROR(Valid(cann, run, valid));
+      ORTOPS_RETURN_IF_ERROR(
+          cann.Launch("SelectV2", {Mask(valid, rows_shape), F32(rows, rows_shape), HostConstant(&zero, ACL_FLOAT)},
+                      {F32(masked, rows_shape)}));
+      summed = masked;
+    }
+    ORTOPS_RETURN_IF_ERROR(Sum(cann, summed, static_cast<size_t>(run.n), negate ? partial : out, &axis));
+    if (!negate) return nullptr;
+    return cann.Launch("Mul", {F32(partial, one), HostConstant(&minus_one, ACL_FLOAT)}, {F32(out, one)});
   }
 
   // out [1] = the sum of the float32 vector `in` [n].
