@@ -30,6 +30,7 @@ def session(
     *,
     place: bool = True,
     placement_report=None,
+    free_dimensions: Mapping[str, int] | None = None,
 ):
     """An ``onnxruntime.InferenceSession`` on [CANN, CPU] with the op library registered.
 
@@ -41,6 +42,11 @@ def session(
     would take but must not (broadcasting arithmetic, an upstream defect) or cannot run on this
     SoC (its kernel's CANN op is missing) raises :class:`~ort_ops.rewrite.placement.PlacementError` naming
     SoC, node, dtype and op: ORT has no way to send just that node to the CPU EP.
+
+    ``free_dimensions`` (e.g. ``{"batch": 32}``) gives the model's symbolic dimensions sizes before it is
+    placed (:func:`ort_ops.rewrite.free_dimensions.fix_dimensions`): the Shape nodes of a
+    dynamic-axes export are then computed once instead of copying their inputs to the host every
+    run; the session takes inputs of those sizes only.
 
     Loads the ACL simulator first when no real CANN toolkit is present. ``profile_prefix``
     turns on ORT profiling (then ``node_runs(session)`` tells which provider ran each node).
@@ -71,12 +77,15 @@ def session(
     options = default_provider_options(device_id)
     options.update({k: str(v) for k, v in provider_options.items()})
     report = None
+    if free_dimensions is not None:
+        from ort_ops.rewrite.free_dimensions import fix_dimensions
+
+        model = fix_dimensions(_model_proto(model), free_dimensions)
     if place:
         from ort_ops.rewrite.placement import PlacementReport
         from ort_ops.rewrite.placement import place as place_graph
 
-        if not isinstance(model, onnx.ModelProto):
-            model = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))
+        model = _model_proto(model)
         report = placement_report if placement_report is not None else PlacementReport()
         folds = so.graph_optimization_level != ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         model = place_graph(model, soc=soc_name(), report=report, folds_constants=folds)
@@ -98,6 +107,12 @@ def session(
 #: they run on the CPU EP where the placement report says CANN (issue 23: MatMul + Add -> Gemm, which the
 #: 1.24 wheel's CANN EP registers for float16 only; Gather + Slice -> Split). Off in placed sessions.
 NODE_CREATING_OPTIMIZERS = ("MatMulAddFusion", "GatherSliceToSplitFusion")
+
+
+def _model_proto(model) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    return onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model))
 
 
 def check_device_id(device_id) -> int:

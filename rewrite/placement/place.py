@@ -515,15 +515,39 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
         for node, why in fold_transposes(out, values.shapes, values.types, opset, gemm_is_placed):
             report.nodes.append(NodePlacement(node.name or node.output[0], node.op_type, "folded", reason=why))
     work.graph(out.graph, values, "")
+    _declare_custom_outputs(out.graph, values)
     if work.placed_any and not any(o.domain == CANN_DOMAIN for o in out.opset_import):
         out.opset_import.append(helper.make_opsetid(CANN_DOMAIN, OPSET_VERSION))
     return out
 
 
+#: the doc_string of the value_info entries place() adds (unplace removes them)
+_DECLARED_BY_PLACEMENT = "shape of a placed node's output, for ONNX Runtime (ort_ops placement)"
+
+
+def _declare_custom_outputs(graph: onnx.GraphProto, values: _Values) -> None:
+    """Declares the static shapes of the main graph's custom-op outputs (``ai.ortops.cann``,
+    ``ai.ortops``) in ``value_info``: ONNX Runtime infers no shape through a custom op, so without
+    them it cannot fold a ``Shape`` (or what else reads a shape) after one, which computed_once
+    reports ``folded``; with them it does (checked against the profile, tests/cann/
+    test_computed_once_on_cann.py)."""
+    declared = {vi.name for vi in (*graph.input, *graph.output, *graph.value_info)}
+    for node in graph.node:
+        if node.domain not in (CANN_DOMAIN, DOMAIN):
+            continue
+        for name in node.output:
+            elem, shape = values.types.get(name), values.shapes.get(name)
+            if (name and name not in declared and elem and shape is not None
+                    and all(isinstance(d, int) for d in shape)):
+                graph.value_info.append(helper.make_tensor_value_info(name, elem, list(shape),
+                                                                      doc_string=_DECLARED_BY_PLACEMENT))
+                declared.add(name)
+
+
 def _why_not(rule, info: NodeInfo, opset: int, kernels: _Kernels, soc, unavailable) -> str | None:
     node = info.node
     if rule is None:
-        return "no CANN kernel (neither the CANN EP's for this opset/dtype nor an ai.ortops.cann one)"
+        return _NO_KERNEL + _dynamic_hint(info)
     if opset < rule.min_opset:
         return f"opset {opset} form of {node.op_type}: ai.ortops.cann implements the opset {rule.min_opset}+ form"
     reason = rule.check(info)
@@ -540,6 +564,22 @@ def _why_not(rule, info: NodeInfo, opset: int, kernels: _Kernels, soc, unavailab
             if source is not None:
                 return f"CANN op {op} is not available on {soc} ({source})"
     return None
+
+
+_NO_KERNEL = "no CANN kernel (neither the CANN EP's for this opset/dtype nor an ai.ortops.cann one)"
+
+
+def _dynamic_hint(info: NodeInfo) -> str:
+    """For a Shape or Size of a tensor whose dimensions are not all known: what it costs, and the fix."""
+    if info.node.op_type not in ("Shape", "Size") or not info.node.input:
+        return ""
+    shape = info.input_shapes[0]
+    if shape is not None and all(isinstance(d, int) for d in shape):
+        return ""
+    return ("; its input's dimensions are not all known (symbolic or unnamed), so ONNX Runtime copies the "
+            "whole input to the host each run to read them: give the symbolic ones sizes "
+            "(cann_ep.session(free_dimensions=...), ort_ops.rewrite.free_dimensions.fix_dimensions) and it is "
+            "computed once")
 
 
 def _route(rule, info: NodeInfo, soc, unavailable) -> str:
@@ -563,10 +603,13 @@ def _unplace_graph(graph: onnx.GraphProto) -> None:
 def unplace(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` with every ``ai.ortops.cann`` node (bodies included) back in standard
     ONNX (exact: same inputs and attributes; ``CastTo<Type>`` -> ``Cast``, ``ConstantOfShape<Type>``
--> ``ConstantOfShape``), the domain's opset
-    import dropped."""
+-> ``ConstantOfShape``), the domain's opset import and the shapes placement declared dropped."""
     out = copy_model(model)
     _unplace_graph(out.graph)
+    declared = [vi for vi in out.graph.value_info if vi.doc_string != _DECLARED_BY_PLACEMENT]
+    if len(declared) != len(out.graph.value_info):
+        del out.graph.value_info[:]
+        out.graph.value_info.extend(declared)
     keep = [o for o in out.opset_import if o.domain != CANN_DOMAIN]
     del out.opset_import[:]
     out.opset_import.extend(keep)

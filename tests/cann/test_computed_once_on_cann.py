@@ -49,15 +49,25 @@ def positions_model(batch):
                     [const("one", np.int64(1)), const("zero", np.int64(0))])
 
 
-def run_both(model, feeds, tmp_path):
-    session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"))
+def run_both(model, feeds, tmp_path, **session_kwargs):
+    session = cann_ep.session(model, profile_prefix=str(tmp_path / "p"), **session_kwargs)
     got = session.run(None, feeds)
     session.run(None, feeds)
     cpu = ort.InferenceSession(model.SerializeToString(), ort_ops.register(ort.SessionOptions()), providers=[CPU])
     for g, w in zip(got, cpu.run(None, feeds), strict=True):
         np.testing.assert_array_equal(g, w)
-    return session.placement, {r.node: r.provider for r in cann_ep.node_runs(session)
-                               if not r.op_type.startswith("Memcpy")}
+    runs = cann_ep.node_runs(session)
+    copies.extend(r.op_type for r in runs if r.op_type.startswith("Memcpy"))
+    return session.placement, {r.node: r.provider for r in runs if not r.op_type.startswith("Memcpy")}
+
+
+#: the Memcpy nodes ONNX Runtime inserted in the sessions run_both made (cleared per test)
+copies: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_copies_carried_over():
+    copies.clear()
 
 
 def where(report):
@@ -86,6 +96,49 @@ def test_a_symbolic_dimension_leaves_shape_and_range_to_run(tmp_path):
     assert where(report) == {"shape": "cpu", "gather": "placed", "range": "cpu", "cast": "placed",
                              "add": "placed"}
     assert_report_is_what_runs(report, ran)
+    shape = next(n for n in report.nodes if n.node == "shape")
+    assert "copies the whole input to the host" in shape.reason and "free_dimensions" in shape.reason
+    assert "MemcpyToHost" in copies  # what the reason says it costs
+
+
+def test_free_dimensions_make_a_dynamic_axes_shapes_chain_computed_once(tmp_path):
+    """The symbolic batch given a size: the same graph as above folds like a static one, and no
+    Memcpy node runs; an input of another batch size is refused by name."""
+    feeds = {"x": np.ones((3, 8), np.float32)}
+    report, ran = run_both(positions_model("batch"), feeds, tmp_path, free_dimensions={"batch": 3})
+    assert where(report) == {"shape": "folded", "gather": "folded", "range": "folded", "cast": "folded",
+                             "add": "placed"}
+    assert_report_is_what_runs(report, ran)
+    assert copies == []
+    session = cann_ep.session(positions_model("batch"), free_dimensions={"batch": 3})
+    with pytest.raises(Exception, match=r"(?s)input: x .*index: 0 Got: 4 Expected: 3"):
+        session.run(None, {"x": np.ones((4, 8), np.float32)})
+
+
+def flatten_model(batch):
+    """y = reshape(elu(x), [x.shape[0], -1]): the TorchScript exporter's spelling of a flatten with a
+    dynamic batch; the Shape reads the output of a placed node."""
+    nodes = [helper.make_node("Elu", ["x"], ["e"], name="elu"),
+             helper.make_node("Shape", ["e"], ["s"], name="shape"),
+             helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+             helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="concat", axis=0),
+             helper.make_node("Reshape", ["e", "target"], ["y"], name="reshape")]
+    return model_of(nodes, [vi("x", [batch, 2, 3])], [vi("y", [batch, 6])],
+                    [const("zero", np.int64(0)), const("axes", np.array([0], np.int64)),
+                     const("minus_one", np.array([-1], np.int64))])
+
+
+@pytest.mark.parametrize("batch, free", [(4, None), ("batch", {"batch": 4})])
+def test_a_shape_read_after_a_placed_node_is_computed_once(tmp_path, batch, free):
+    """ONNX Runtime infers no shape through a custom op: without the placed Elu's output shape in
+    value_info it ran the Shape on the CPU (copying e to the host), where the report said folded."""
+    feeds = {"x": np.arange(24, dtype=np.float32).reshape(4, 2, 3)}  # Elu exact: CANN and CPU agree
+    report, ran = run_both(flatten_model(batch), feeds, tmp_path, free_dimensions=free)
+    assert where(report) == {"elu": "placed", "shape": "folded", "gather": "folded", "unsqueeze": "folded",
+                             "concat": "folded", "reshape": "placed"}
+    assert_report_is_what_runs(report, ran)
+    assert copies == []
 
 
 def test_constants_and_a_weights_transpose_are_computed_once(tmp_path):
