@@ -259,6 +259,15 @@ def _class_weighted(out, target):
     return F.cross_entropy(out, target, weight=torch.tensor(CLASS_WEIGHTS, dtype=out.dtype))
 
 
+def _huber(out, target):
+    return F.smooth_l1_loss(out, target)
+
+
+def _multilabel(out, target):
+    """Multi-label classification: a sigmoid per class, targets in {0, 1}."""
+    return F.binary_cross_entropy_with_logits(out, (target > 0).to(out.dtype))
+
+
 def _focal(out, target, gamma: float = 2.0):
     """The focal loss (Lin et al. 2017): per-row cross-entropy, down-weighted where confident."""
     ce = F.cross_entropy(out, target, reduction="none")
@@ -345,6 +354,22 @@ SETUPS: tuple[Setup, ...] = (
           ("nn.Linear", "nn.ELU", "F.cross_entropy(reduction='none')", "torch.exp", "Tensor.pow"),
           _seeded(lambda: nn.Sequential(nn.Linear(5, 16), nn.ELU(), nn.Linear(16, N_CLASSES))),
           _batches((BATCH, 5)), _focal, "focal loss (F.cross_entropy(reduction='none'))"),
+    Setup("groupnorm_cnn", "convolution, nn.GroupNorm (exported as InstanceNormalization), ELU, linear head",
+          ("nn.Conv2d", "nn.GroupNorm", "nn.ELU", "nn.Linear"),
+          # (no bias before the normalisation, as with BatchNorm: GroupNorm removes most of it, and in float16
+          # its small gradient is mostly rounding)
+          _seeded(lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.GroupNorm(2, 4), nn.ELU(),
+                                        nn.Flatten(), nn.Linear(64, N_CLASSES))),
+          _batches((BATCH, 3, 4, 4)), F.cross_entropy),
+    Setup("leaky_relu_huber", "MLP with nn.LeakyReLU(0.1) and nn.ELU, Huber (smooth L1) regression",
+          ("nn.Linear", "nn.LeakyReLU", "nn.ELU", "F.smooth_l1_loss"),
+          _seeded(lambda: nn.Sequential(nn.Linear(6, 12), nn.LeakyReLU(0.1), nn.Linear(12, 12), nn.ELU(),
+                                        nn.Linear(12, 3))),
+          _batches((BATCH, 6), target_shape=(BATCH, 3)), _huber, "F.smooth_l1_loss"),
+    Setup("bce_multilabel", "ELU MLP, multi-label targets with F.binary_cross_entropy_with_logits",
+          ("nn.Linear", "nn.ELU", "F.binary_cross_entropy_with_logits"),
+          _seeded(lambda: nn.Sequential(nn.Linear(6, 12), nn.ELU(), nn.Linear(12, N_CLASSES))),
+          _batches((BATCH, 6), target_shape=(BATCH, N_CLASSES)), _multilabel, "F.binary_cross_entropy_with_logits"),
 )
 
 BY_NAME = {s.name: s for s in SETUPS}

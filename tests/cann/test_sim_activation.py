@@ -1,4 +1,4 @@
-"""Elu on the simulator against a NumPy reference of CANN's kernel (hicann/ops-nn@e5c3fa93
+"""Elu and LeakyRelu (at the end) on the simulator against a NumPy reference of CANN's kernel (hicann/ops-nn@e5c3fa93
 activation/elu/op_kernel/arch35/elu_dag.h:77-104 float32, :119-145 float16/bfloat16), in float32:
 
     z = x * input_scale
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from acl_ctypes import (
+    ACL_ERROR_OP_NOT_FOUND,
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_UNSUPPORTED_DATA_TYPE,
     ACL_FLOAT,
@@ -104,3 +105,56 @@ def test_elu_errors(tmp_path):
     assert "Elu: input 0 (x) has dtype ACL_DOUBLE, expected one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16" in results[0][1]
     assert "output 0 (y) has dtype ACL_FLOAT16, expected ACL_FLOAT" in results[1][1]
     assert "output 0 (y) has shape [4], expected [3]" in results[2][1]
+
+
+# LeakyRelu (hicann/ops-nn activation/leaky_relu/op_kernel/arch35/leaky_relu_dag.h): in float32,
+# neg = x * negative_slope, y = x > 0 ? x : neg, one rounding to y's dtype; NaN and -0.0 take neg.
+def leaky_relu_reference(x: np.ndarray, slope: float) -> np.ndarray:
+    x32 = x.astype(np.float32)
+    with np.errstate(all="ignore"):
+        return np.where(x32 > f32(0), x32, x32 * f32(slope)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("slope", [None, 0.01, 0.2, -0.5, 3.0])
+def test_leaky_relu_matches_the_kernel(tmp_path, dtype, slope):
+    rng = np.random.default_rng(5)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([SPECIALS, (rng.standard_normal(3000) * 10).astype(np.float32)]).astype(dtype)
+    attrs = None if slope is None else {"negative_slope": slope}
+    ((rc, msg, (y,)),) = run_ops(tmp_path, [("LeakyRelu", [x], [(acl_dtype(dtype), [x.size])], attrs)])
+    assert rc == 0 and msg is None, msg
+    assert_bits_equal(y, leaky_relu_reference(x, 0.0 if slope is None else slope))
+
+
+def test_leaky_relu_default_slope_is_zero_and_signs(tmp_path):
+    x = np.array([-2.0, -0.0, 0.0, np.nan, 3.0], np.float32)
+    ((rc, _, (y,)),) = run_ops(tmp_path, [("LeakyRelu", [x], [(ACL_FLOAT, [5])], None)])
+    assert rc == 0
+    assert y[0] == 0.0 and np.signbit(y[0])  # -2 * 0.0 = -0.0: the default negative_slope is 0.0 (leaky_relu_def.cpp)
+    assert np.signbit(y[1]) and not np.signbit(y[2]) and np.isnan(y[3]) and y[4] == 3.0
+
+
+def test_leaky_relu_errors(tmp_path):
+    x = np.ones(3, np.float32)
+    results = run_ops(tmp_path, [
+        ("LeakyRelu", [x.astype(np.float64)], [(acl_dtype(np.float64), [3])], None),
+        ("LeakyRelu", [x], [(ACL_FLOAT16, [3])], None),
+        ("LeakyRelu", [x], [(ACL_FLOAT, [2])], None),
+    ])
+    assert [r[0] for r in results] == [ACL_ERROR_UNSUPPORTED_DATA_TYPE, ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                                       ACL_ERROR_OP_OUTPUT_NOT_MATCH]
+    assert "LeakyRelu: input 0 (x) has dtype ACL_DOUBLE, expected one of ACL_FLOAT, ACL_FLOAT16, ACL_BF16" in results[0][1]
+
+
+@pytest.mark.parametrize("soc, ok", [("Ascend910A", False), ("Ascend910B1", True), ("Ascend310P3", None)])
+def test_leaky_relu_bfloat16_and_the_socs(tmp_path, soc, ok):
+    """The README: Atlas training series float32 / float16 only; not on Atlas inference (310P)."""
+    x = np.ones(3, BF16)
+    ((rc, msg, _),) = run_ops(tmp_path, [("LeakyRelu", [x], [(acl_dtype(BF16), [3])], None)], ACLSIM_SOC_NAME=soc)
+    if ok:
+        assert rc == 0, msg
+    elif ok is False:
+        assert rc == ACL_ERROR_UNSUPPORTED_DATA_TYPE and "Atlas training series" in msg, msg
+    else:
+        assert rc == ACL_ERROR_OP_NOT_FOUND and "LeakyRelu" in msg, msg

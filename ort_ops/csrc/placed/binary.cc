@@ -17,11 +17,14 @@
 // math/add/op_graph/add_proto.h: no uint16; math/sub/op_graph/sub_proto.h,
 // math/mul/op_graph/mul_proto.h, math/real_div/op_graph/real_div_proto.h,
 // math/truncate_div/op_graph/truncate_div_proto.h). Integer division by zero: the device's value
-// (TruncateDiv README: undefined), no fault; ONNX leaves it undefined too.
-#include "placed/common/placed_op.h"
-
+// (TruncateDiv README: undefined), no fault; ONNX leaves it undefined too. Min / Max: below.
 #include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "cann/sequence_kernel.h"
+#include "placed/common/placed_op.h"
 
 namespace ortops::placed::binary {
 namespace {
@@ -103,6 +106,62 @@ class WhereKernel : public PlacedKernel {
   }
 };
 
+// Min / Max (variadic, broadcasting): CANN Minimum / Maximum folded over the inputs in order, each launch
+// reading the later input first: on equal operands CANN's kernels give their first (Min(-0.0, +0.0)), ONNX
+// Runtime the later input; a NaN propagates in both. One input: a device copy; n inputs: n - 1 launches,
+// the partial results in the run's scratch.
+class MinMaxKernel : public PlacedKernel {
+ public:
+  MinMaxKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status), acl_op_(Launch(0)) {}
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    size_t n = 0;
+    ORTOPS_RETURN_IF_ERROR(Api().KernelContext_GetInputCount(context, &n));
+    std::vector<TensorView> in(n);
+    std::vector<std::vector<int64_t>> shapes(n);  // shapes[i]: the broadcast of inputs 0..i
+    for (size_t i = 0; i < n; ++i) {
+      const std::string what = "data_" + std::to_string(i);
+      ORTOPS_RETURN_IF_ERROR(Input(context, i, what.c_str(), &in[i]));
+      if (i == 0) {
+        shapes[0] = in[0].shape;
+      } else if (!BroadcastShapes(shapes[i - 1], in[i].shape, &shapes[i])) {
+        return Fail("input shapes " + ShapeText(shapes[i - 1]) + " (inputs 0.." + std::to_string(i - 1) + ") and " +
+                    ShapeText(in[i].shape) + " (input " + std::to_string(i) + ") do not broadcast");
+      }
+    }
+    if (n == 0) return Fail("has no input");
+    const std::vector<int64_t>& shape = shapes[n - 1];
+    return OnOutput(context, shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
+      const aclDataType type = AclTypeOf(in[0].type);
+      const size_t size = ElementSize(in[0].type);
+      if (n == 1) return begun.CopyOnDevice(out, in[0].data, Bytes(in[0]));
+      cann::SequenceRun run;
+      static_cast<CannRun&>(run) = begun;
+      cann::ScratchLayout layout;
+      const size_t partial_at = layout.Add(n > 2 ? ElementCount(shape) * size : 0);
+      const size_t other_at = layout.Add(n > 3 ? ElementCount(shape) * size : 0);
+      if (n > 2) ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, in[0].memory, layout.size()));
+      const void* acc = in[0].data;
+      for (size_t i = 1; i < n; ++i) {
+        void* dst = i + 1 == n ? out : run.Scratch(i % 2 == 1 ? partial_at : other_at);
+        const size_t acc_bytes = ElementCount(shapes[i - 1]) * size;
+        ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, acl_op_)
+                                   .Input(in[i].data, Bytes(in[i]), type, in[i].shape)
+                                   .Input(acc, acc_bytes, type, shapes[i - 1])
+                                   .Output(dst, ElementCount(shapes[i]) * size, type, shapes[i])
+                                   .Run(run.stream));
+        acc = dst;
+      }
+      return nullptr;
+    });
+  }
+
+ private:
+  const char* acl_op_;
+  mutable cann::ScratchUser scratch_;
+};
+
 }  // namespace
 
 void RegisterCann(OpList& list) {
@@ -128,6 +187,9 @@ void RegisterCann(OpList& list) {
   for (const char* m : kLogical) list.Add(m, {In(kBool), In(kBool)}, {In(kBool)}, Make<BinaryKernel>);
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64, kBool}) {
     list.Add("Where", {In(kBool), In(t), In(t)}, {In(t)}, Make<WhereKernel>);
+  }
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64}) {
+    for (const char* m : {"Min", "Max"}) list.Add(m, {Variadic(t)}, {In(t)}, Make<MinMaxKernel>);
   }
 }
 

@@ -1,13 +1,13 @@
 """Broadcasting binary ops: ``Add``/``Sub``/``Mul``/``Div`` (CANN ``Add``/``Sub``/``Mul``; ``Div``:
-``RealDiv`` for floats, ``TruncateDiv`` for integers, as ONNX's integer Div truncates; they
-broadcast themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``),
-``Pow`` (CANN ``Pow``: base and exponent of one float type; a float16/float32/double base to an
-int32/int64 power; int32/int64 to an int32/int64 power whose promotion is the base's type: the
-kernel table has no other pair).
+``RealDiv`` for floats, ``TruncateDiv`` for integers, as ONNX's integer Div truncates; they broadcast
+themselves: no ``BroadcastToD``), comparisons, ``And``/``Or``, ``Where`` (``SelectV2``), ``Min``/``Max``
+(variadic: CANN ``Minimum``/``Maximum`` folded over the inputs), ``Pow`` (CANN ``Pow``: base and
+exponent of one float type; a float16/float32/double base to an int32/int64 power; int32/int64 to an
+int32/int64 power whose promotion is the base's type: the kernel table has no other pair).
 
 Arithmetic on inputs of one static shape is left to the CANN EP's own kernels (they run it without
-broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs
-are freed before the launch, and with both inputs broadcast the op computes ``B op B``
+broadcasting). Any other arithmetic must not reach them: their scratch buffers for broadcast inputs are
+freed before the launch, and with both inputs broadcast the op computes ``B op B``
 (:mod:`ort_ops.rewrite.placement.ep_defects`; docs/cann_ops.md, "Upstream defects")."""
 
 from onnx import TensorProto
@@ -47,8 +47,12 @@ _COMPARE = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", 
 # Opsets 1-6 broadcast by attributes (broadcast, axis), not like NumPy: opset 7+ only.
 _NUMPY_BROADCAST = 7
 
+# Min / Max: variadic, broadcasting from opset 8 (CANN Minimum / Maximum folded over the inputs)
+_MIN_MAX_BROADCAST = 8
+
 RULES = (
-    tuple(PlaceRule(op, route=route, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
+    tuple(PlaceRule(op, min_opset=_MIN_MAX_BROADCAST) for op in ("Min", "Max"))
+    + tuple(PlaceRule(op, route=route, leave_to_ep=_same_shape, min_opset=_NUMPY_BROADCAST)
           for op, route in _ARITHMETIC.items())
     + tuple(PlaceRule(op, min_opset=_NUMPY_BROADCAST) for op in _COMPARE)
     + (PlaceRule("Where"), PlaceRule("Pow", check=_pow_check, min_opset=_NUMPY_BROADCAST))

@@ -1,5 +1,6 @@
 """``LayerNormalization`` (opset 17, ``stash_type = 1``) -> CANN ``LayerNormV4`` (Mean and InvStdDev are
-its float32 ``mean`` and ``rstd``)."""
+its float32 ``mean`` and ``rstd``); ``InstanceNormalization`` -> ``LayerNormV4`` over the spatial dims of
+``X`` seen as ``[N, C, S]``, then ``Mul`` by scale and ``Add`` of B per channel."""
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
@@ -11,4 +12,12 @@ def _check(info: NodeInfo) -> str | None:
     return None
 
 
-RULES = (PlaceRule("LayerNormalization", check=_check, min_opset=17),)
+def _instance_check(info: NodeInfo) -> str | None:
+    rank = info.rank(1)
+    if rank is not None and rank < 3:
+        return f"input of rank {rank}: InstanceNormalization's input is (N, C, D1, ...)"
+    return None
+
+
+RULES = (PlaceRule("LayerNormalization", check=_check, min_opset=17),
+         PlaceRule("InstanceNormalization", check=_instance_check, min_opset=6))

@@ -1,10 +1,19 @@
 """Unary ops: ``Elu``, ``Exp``, ``Log``, ``Neg``, ``Abs``, ``Sqrt``, ``Reciprocal``, ``Relu``,
-``Sigmoid``, ``Tanh``, ``Not`` -> the CANN op of the same meaning (``Not`` -> ``LogicalNot``);
+``Sigmoid``, ``Tanh``, ``LeakyRelu``, ``Not`` -> the CANN op of the same meaning (``Not`` -> ``LogicalNot``;
+LeakyRelu's ``alpha`` as CANN's ``negative_slope``); ``Sign`` -> CANN ``Sign``, for floats inside
+``SelectV2(Equal(x, x), Sign(x), x)`` (CANN's Sign of NaN is 0, ONNX Runtime's NaN);
 ``Gelu`` (opset 20; ``approximate`` "none" or "tanh") -> ``GeluV2`` with the same ``approximate``."""
+
+from onnx import TensorProto
 
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
-_SAME = ("Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh")
+_SAME = ("Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh", "LeakyRelu")
+_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16}
+
+
+def _sign_route(info: NodeInfo) -> str:
+    return "default" if info.input_types[0] in _FLOATS else "integer"
 
 
 def _gelu_form(info: NodeInfo) -> str | None:
@@ -14,5 +23,6 @@ def _gelu_form(info: NodeInfo) -> str | None:
 
 RULES = tuple(PlaceRule(op) for op in _SAME) + (
     PlaceRule("Not"),  # LogicalNot
+    PlaceRule("Sign", route=_sign_route),
     PlaceRule("Gelu", check=_gelu_form, min_opset=20),
 )

@@ -1,4 +1,4 @@
-// Unary kernels: Relu, the math family (Abs, Neg, Exp, Log, ...) and Cast.
+// Unary kernels: Relu, the math family (Abs, Neg, Exp, Log, ..., Sign) and Cast.
 // Half types compute in float32 and round once, like NumPy's float16 ufunc loops.
 #include <cmath>
 #include <cstring>
@@ -11,23 +11,46 @@
 namespace aclsim {
 namespace {
 
-enum class Fn { kAbs, kNeg, kExp, kLog, kSqrt, kReciprocal, kFloor, kCeil, kRound, kSin, kCos, kErf, kTanh, kSigmoid };
+enum class Fn {
+  kAbs,
+  kNeg,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kRound,
+  kSin,
+  kCos,
+  kErf,
+  kTanh,
+  kSigmoid,
+  kSign
+};
 
 bool parse_fn(const std::string& t, Fn* f) {
   static const struct {
     const char* name;
     Fn fn;
-  } kFns[] = {{"Abs", Fn::kAbs},     {"Neg", Fn::kNeg},        {"Exp", Fn::kExp},
-              {"Log", Fn::kLog},     {"Sqrt", Fn::kSqrt},      {"Reciprocal", Fn::kReciprocal},
-              {"Floor", Fn::kFloor}, {"Ceil", Fn::kCeil},      {"Round", Fn::kRound},
-              {"Sin", Fn::kSin},     {"Cos", Fn::kCos},        {"Erf", Fn::kErf},
-              {"Tanh", Fn::kTanh},   {"Sigmoid", Fn::kSigmoid}};
+  } kFns[] = {{"Abs", Fn::kAbs},     {"Neg", Fn::kNeg},         {"Exp", Fn::kExp},
+              {"Log", Fn::kLog},     {"Sqrt", Fn::kSqrt},       {"Reciprocal", Fn::kReciprocal},
+              {"Floor", Fn::kFloor}, {"Ceil", Fn::kCeil},       {"Round", Fn::kRound},
+              {"Sin", Fn::kSin},     {"Cos", Fn::kCos},         {"Erf", Fn::kErf},
+              {"Tanh", Fn::kTanh},   {"Sigmoid", Fn::kSigmoid}, {"Sign", Fn::kSign}};
   for (const auto& e : kFns)
     if (t == e.name) {
       *f = e.fn;
       return true;
     }
   return false;
+}
+
+// Sign as CANN's kernel computes it (hicann/ops-math math/sign/op_kernel/arch35/sign.h): (x > 0) - (x < 0)
+// with each compare selecting 1 or 0, so NaN and -0.0 give +0 (bfloat16 through float32: the same values).
+template <typename C>
+C sign(C x) {
+  return static_cast<C>((x > C(0) ? C(1) : C(0)) - (x < C(0) ? C(1) : C(0)));
 }
 
 // Exp/Log follow CANN's attributes: base (-1 = e), scale, shift: y = base^(scale*x+shift),
@@ -52,6 +75,7 @@ C apply(Fn f, C x, C base, C scale, C shift) {
       case Fn::kErf: return std::erf(x);
       case Fn::kTanh: return std::tanh(x);
       case Fn::kSigmoid: return C(1) / (C(1) + std::exp(-x));
+      case Fn::kSign: return sign(x);
     }
     return x;
   } else {
@@ -61,6 +85,7 @@ C apply(Fn f, C x, C base, C scale, C shift) {
         if constexpr (std::is_signed<C>::value) return x < 0 ? static_cast<C>(U(0) - static_cast<U>(x)) : x;
         return x;
       case Fn::kNeg: return static_cast<C>(U(0) - static_cast<U>(x));
+      case Fn::kSign: return sign(x);
       default: return x;  // rejected before launch
     }
   }
@@ -100,6 +125,12 @@ aclError k_unary(const OpCall& c, Run* run) {
   if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
   aclDataType t = c.in[0].dtype;
   bool int_ok = (f == Fn::kAbs || f == Fn::kNeg) && t != ACL_BOOL;
+  if (f == Fn::kSign) {  // math/sign/op_host/sign_def.cpp: bfloat16, float16, float32, int32, int64
+    if (aclError rc =
+            expect_dtype_in(c, "input 0 (x)", c.in[0], {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32, ACL_INT64}))
+      return rc;
+    int_ok = true;
+  }
   if (!is_float_type(t) && !int_ok)
     return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE, "%s: input 0 (x) has unsupported dtype %s", c.type.c_str(),
                 dtype_name(t));
@@ -184,6 +215,6 @@ aclError k_cast(const OpCall& c, Run* run) {
 ACLSIM_OPS(unary, {"Relu", k_relu}, {"Abs", k_unary}, {"Neg", k_unary}, {"Exp", k_unary}, {"Log", k_unary},
            {"Sqrt", k_unary}, {"Reciprocal", k_unary}, {"Floor", k_unary}, {"Ceil", k_unary}, {"Round", k_unary},
            {"Sin", k_unary}, {"Cos", k_unary}, {"Erf", k_unary}, {"Tanh", k_unary}, {"Sigmoid", k_unary},
-           {"Cast", k_cast})
+           {"Sign", k_unary}, {"Cast", k_cast})
 
 }  // namespace aclsim
