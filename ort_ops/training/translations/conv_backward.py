@@ -17,10 +17,19 @@ For ``y = conv(x, w){stride s, padding p, dilation d, groups G}`` and upstream `
   ``K' >= k``; slice to ``k`` and swap the first two axes.
 - ``db = ReduceSum(dy, axes = batch and spatial)``.
 
+For a transposed convolution ``y = conv_transpose(x, w){s, p, d, G, output_padding}``
+(``nn.ConvTranspose*d``; w ``[Cin, Cout/G, *k]``), the adjoint of ``Conv(., w)`` on ``Cout``
+channels, the roles swap:
+
+- ``dx = Conv(dy, w){strides s, pads p, dilations d, group G}``, cropped to x's size (with an
+  output_padding at or above the stride, which PyTorch allows below the dilation, the Conv has
+  positions past x's end);
+- ``dw`` is the weight gradient of that Conv with ``dy`` as its input and ``x`` as its upstream
+  gradient: the same reshaped convolution as above with the two exchanged;
+- ``db`` as above.
+
 Only gradients requested by ``output_mask`` are computed; the others are returned as empty
 placeholder constants that the fx graph never reads (the exporter's optimiser drops them).
-Transposed convolution (``nn.ConvTranspose*d``) backward is not supported:
-:func:`check_supported` raises a ``ValueError`` naming it before export starts.
 """
 
 from __future__ import annotations
@@ -30,7 +39,6 @@ from collections.abc import Sequence
 import torch
 from onnxscript import opset18 as op
 
-from ort_ops.training.translations.nodes import module_path
 from ort_ops.training.translations.pool_windows import per_dim
 
 CONVOLUTION_BACKWARD = torch.ops.aten.convolution_backward.default
@@ -66,10 +74,8 @@ def convolution_backward(
     """``aten::convolution_backward`` -> (grad_input, grad_weight, grad_bias) as ONNX ops.
 
     The parameters are aten's schema, in its order (the exporter and callers pass them
-    positionally). ``output_padding`` only matters for a transposed convolution, which is rejected,
-    so it is accepted and not read, as aten does not read it for ``transposed=False``."""
-    if transposed:
-        raise ValueError(unsupported_reason(transposed=True))
+    positionally). ``output_padding`` is not read: the gradients' shapes are the inputs' (static)
+    shapes, which already include it."""
     x_shape = _static_shape(input, "input")
     w_shape = _static_shape(weight, "weight")
     dy_shape = _static_shape(grad_output, "grad_output")
@@ -80,14 +86,22 @@ def convolution_backward(
     p = per_dim(padding, nd, "padding", "convolution_backward")
     d = per_dim(dilation, nd, "dilation", "convolution_backward")
     g = int(groups)
-    n, c_in = x_shape[:2]
-    c_out, c_in_g = w_shape[:2]
     k = w_shape[2:]
-    spatial_in, spatial_out = x_shape[2:], dy_shape[2:]
     pads = p + p
     outputs = []
+    # the convolution whose weight gradient dw is: y = Conv(x, w), or for a transposed convolution
+    # x = Conv(y, w) (its adjoint), so its input is dy and its upstream gradient x
+    conv_in, conv_dz = (grad_output, input) if transposed else (input, grad_output)
+    in_shape, dz_shape = (dy_shape, x_shape) if transposed else (x_shape, dy_shape)
 
-    if output_mask[0]:
+    if output_mask[0] and transposed:
+        dx = op.Conv(grad_output, weight, strides=s, pads=pads, dilations=d, group=g, kernel_shape=k)
+        conv_out = [(dy_shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+        if conv_out != x_shape[2:]:  # output_padding >= stride (below the dilation): positions past x's end
+            dx = op.Slice(dx, _ints([0] * nd), _ints(x_shape[2:]), _ints(list(range(2, 2 + nd))))
+        outputs.append(dx)
+    elif output_mask[0]:
+        spatial_in, spatial_out = x_shape[2:], dy_shape[2:]
         remainder = [
             spatial_in[i] + 2 * p[i] - ((spatial_out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1)
             for i in range(nd)
@@ -108,17 +122,19 @@ def convolution_backward(
         outputs.append(_placeholder(input))
 
     if output_mask[1]:
+        n, c_in_g = in_shape[0], w_shape[1]
+        spatial_in, spatial_out = in_shape[2:], dz_shape[2:]
         perm_tail = list(range(3, 3 + nd))
-        # x: [N, Cin, *S] -> [Cin/G, G*N, *S] (channels of group j are samples of group j).
-        xg = op.Reshape(input, _ints([n, g, c_in_g, *spatial_in]))
+        # the conv input [N, Cin, *S] -> [Cin/G, G*N, *S] (channels of group j are samples of group j).
+        xg = op.Reshape(conv_in, _ints([n, g, c_in_g, *spatial_in]))
         xg = op.Transpose(xg, perm=[2, 1, 0, *perm_tail])
         xg = op.Reshape(xg, _ints([c_in_g, g * n, *spatial_in]))
-        # dy: [N, Cout, *So] -> [Cout, N, *So] (output channels stay in group order).
-        dyg = op.Transpose(grad_output, perm=[1, 0, *range(2, 2 + nd)])
+        # its upstream gradient [N, Cout, *So] -> [Cout, N, *So] (output channels stay in group order).
+        dyg = op.Transpose(conv_dz, perm=[1, 0, *range(2, 2 + nd)])
         dw = op.Conv(
             xg, dyg, strides=d, dilations=s, pads=pads, group=g, kernel_shape=spatial_out
         )
-        # dw: [Cin/G, Cout, *K'] -> crop to K -> [Cout, Cin/G, *K]
+        # dw: [Cin/G, Cout, *K'] -> crop to K -> [Cout, Cin/G, *K] (w's layout either way)
         dw = op.Slice(dw, _ints([0] * nd), _ints(k), _ints(list(range(2, 2 + nd))))
         outputs.append(op.Transpose(dw, perm=[1, 0, *range(2, 2 + nd)]))
     else:
@@ -135,29 +151,6 @@ def convolution_backward(
 def _placeholder(like):
     """An empty tensor of ``like``'s dtype standing in for a gradient output_mask left out."""
     return op.CastLike(op.ConstantOfShape(_ints([0])), like)
-
-
-def unsupported_reason(*, transposed: bool = False) -> str:
-    """The error message for a convolution backward variant this translation cannot export."""
-    if transposed:
-        return (
-            "convolution_backward with transposed=True (the backward of nn.ConvTranspose1d/2d/3d, "
-            "transposed convolution) is not supported by ort_ops.training.translations.conv_backward"
-        )
-    return "unsupported convolution_backward variant"
-
-
-def check_supported(graph: torch.fx.Graph, root: str = "", forward: torch.fx.Graph | None = None) -> None:
-    """Raise ``ValueError`` naming the variant and its module (from ``forward``, the graph the
-    joint ``graph`` came from) if ``graph`` has a backward we cannot export."""
-    for node in graph.nodes:
-        if node.op == "call_function" and node.target is CONVOLUTION_BACKWARD:
-            transposed = node.args[7] if len(node.args) > 7 else node.kwargs.get("transposed")
-            if transposed:
-                paths = [module_path(n, root) for n in (forward.nodes if forward is not None else ())
-                         if n.op == "call_function" and "conv_transpose" in str(n.target)]
-                where = f"module {', '.join(p for p in paths if p)}, " if any(paths) else ""
-                raise ValueError(f"{unsupported_reason(transposed=True)} ({where}fx node {node.name!r})")
 
 
 TRANSLATIONS = {CONVOLUTION_BACKWARD: convolution_backward}
