@@ -196,6 +196,16 @@ def _subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
     return out
 
 
+def _read_names(graph: onnx.GraphProto) -> set[str]:
+    """The tensor names a node of ``graph`` or of its bodies reads, and the graphs' outputs."""
+    names = {o.name for o in graph.output}
+    for node in graph.node:
+        names.update(node.input)
+        for _, body in _subgraphs(node):
+            names |= _read_names(body)
+    return names
+
+
 def _has_subgraphs(node: onnx.NodeProto) -> bool:
     attributes = node.attribute
     return bool(attributes) and any(a.type in _SUBGRAPH_TYPES for a in attributes)
@@ -389,6 +399,7 @@ class _Pass:
     unavailable: object
     computed_once: ComputedOnce | None = None  # the main graph's constants (None: ORT will not fold them)
     placed_any: bool = False
+    read: set[str] | None = None  # the names any graph reads (for rules that drop unread outputs)
 
     def graph(self, graph: onnx.GraphProto, values: _Values, prefix: str) -> None:
         for i, node in enumerate(graph.node):
@@ -437,6 +448,12 @@ class _Pass:
             report.nodes.append(self._on_ep(label, info, rule, dtype, f"not placed: {reason}", reason)
                                 if ep_ok else NodePlacement(label, node.op_type, "cpu", reason=reason))
             return
+        if rule.drops_unread_outputs:
+            for i in range(1, len(node.output)):
+                if node.output[i] not in self.read:
+                    node.output[i] = ""
+            while len(node.output) > 1 and node.output[-1] == "":
+                del node.output[-1]
         name = rule.name_for(info)
         report.nodes.append(NodePlacement(label, node.op_type, "placed", placed_as=name,
                                           cann_ops=tuple(rule.cann_ops(info, _route(rule, info, self.soc,
@@ -506,6 +523,7 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
         report.notes.append("this ort_ops library has no CANN kernels (built with ORTOPS_WITH_CANN=OFF)")
     work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_soc.unavailable,
                  ComputedOnce(out.graph, values.shapes) if folds_constants else None)
+    work.read = _read_names(out.graph)
     if not {"Transpose", "Gemm", "MatMul"} & work.skip:
         gemm = RULES["Gemm"]
 

@@ -110,6 +110,22 @@ def test_without_the_mask_output_only_y_and_two_launches():
     assert with_mask == {"DropOutGenMask": 1, "DropOutDoMask": 2, "Cast": 1}, with_mask
 
 
+def test_an_unread_mask_is_unnamed_when_placed():
+    """Exporters name Dropout's mask whether or not anything reads it: placement unnames an unread one,
+    so the kernel takes the 2-launch route."""
+    from session_runs import launched_by
+
+    model = dropout_model(mask=True)
+    del model.graph.output[1]  # the node still names "mask"; nothing reads it
+    session = placed_session(model)
+    node = next(n for n in session.placement.nodes if n.op_type == "Dropout")
+    assert node.cann_ops == ("DropOutGenMask", "DropOutDoMask"), node.line()
+    x = data()
+    (y,), launched = launched_by(session, {"x": x})
+    assert launched == {"DropOutGenMask": 1, "DropOutDoMask": 1}, launched
+    np.testing.assert_array_equal(y, expected(x, y != 0, 0.5))
+
+
 def test_two_runs_differ_and_a_seed_repeats_across_sessions():
     x = data()
     free = placed_session(dropout_model())

@@ -1,6 +1,7 @@
 """``Dropout`` (opset 12+: data, ratio?, training_mode?; seed) in training mode -> CANN ``DropOutGenMask`` +
 ``DropOutDoMask`` (route ``default``: 2 launches), plus ``DropOutDoMask`` + ``Cast`` for the ONNX mask
-where the node names output 1 (route ``mask``: 4 launches); the kernel reads ratio and training_mode on
+where the node's output 1 is read (route ``mask``: 4 launches; an unread mask, which exporters name
+anyway, is unnamed when placed); the kernel reads ratio and training_mode on
 the host (``ort_ops/csrc/placed/dropout.cc``). A node whose training_mode is absent or a constant false
 is an identity the CANN EP's own kernel copies: left to it."""
 
@@ -32,4 +33,5 @@ def _route(info: NodeInfo) -> str:
     return "mask" if len(outputs) > 1 and outputs[1] != "" else "default"
 
 
-RULES = (PlaceRule("Dropout", check=_check, min_opset=12, leave_to_ep=_constant_false_training, route=_route),)
+RULES = (PlaceRule("Dropout", check=_check, min_opset=12, leave_to_ep=_constant_false_training, route=_route,
+                   drops_unread_outputs=True),)
