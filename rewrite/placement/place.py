@@ -14,7 +14,8 @@ Each node ends in one of four places, and the report says which and why:
 
 A node the CANN EP would take but must not, or cannot run on this SoC, gets an ``error``: the
 known defect of its EP kernel (:mod:`ort_ops.rewrite.placement.ep_defects`: broadcasting arithmetic,
-padded pooling, non-4-D NCHW ops, training-mode Dropout/BatchNormalization) or a CANN op its EP kernel
+padded pooling, non-4-D NCHW ops, training-mode BatchNormalization; training-mode Dropout is placed
+unless its constant ratio is outside [0, 1)) or a CANN op its EP kernel
 launches that the SoC lacks (:mod:`ort_ops.rewrite.placement.ep_launches`). ORT has no per-node way to
 send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).

@@ -8,18 +8,8 @@ statistics and its dependence on (seed, seed2) are checked."""
 import numpy as np
 import pytest
 
-from acl_ctypes import (
-    ACL_BF16,
-    ACL_ERROR_OP_INPUT_NOT_MATCH,
-    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-    ACL_UINT8,
-    BF16,
-    acl_dtype,
-    assert_bits_equal,
-    const,
-    run_ops,
-)
+import acl_ctypes as acl
+from acl_ctypes import BF16, assert_bits_equal, const, run_ops
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
 
@@ -31,12 +21,12 @@ def mask_bytes(n):
 def gen(n, keep, seed=0, seed2=0, prob_dtype=np.float32, out=None):
     attrs = {"seed": seed, "seed2": seed2}
     return ("DropOutGenMask", [const(np.array([n], np.int64)), const(np.array(keep, prob_dtype))],
-            [out or (ACL_UINT8, [mask_bytes(n)])], attrs)
+            [out or (acl.ACL_UINT8, [mask_bytes(n)])], attrs)
 
 
 def do_mask(x, bits, keep, out=None):
     return ("DropOutDoMask", [x, bits, const(np.array([keep], x.dtype))],
-            [out or (acl_dtype(x.dtype), list(x.shape))], None)
+            [out or (acl.acl_dtype(x.dtype), list(x.shape))], None)
 
 
 def unpack(bits, n):
@@ -64,12 +54,12 @@ def test_gen_mask_keeps_prob_of_the_bits_and_seeds_decide_the_stream(tmp_path):
 
 
 def test_gen_mask_refusals(tmp_path):
-    bad = [(gen(100, 0.5, out=(ACL_UINT8, [13])), ACL_ERROR_OP_OUTPUT_NOT_MATCH, "multiple of 16"),
-           (gen(300, 0.5, out=(ACL_UINT8, [16])), ACL_ERROR_OP_OUTPUT_NOT_MATCH, "align(300, 128) / 8 = 48"),
-           (gen(100, 0.5, out=(acl_dtype(np.int32), [16])), ACL_ERROR_OP_OUTPUT_NOT_MATCH, "output 0 (y)"),
-           (gen(100, 0.5, prob_dtype=np.float64), ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 1 (prob)"),
+    bad = [(gen(100, 0.5, out=(acl.ACL_UINT8, [13])), acl.ACL_ERROR_OP_OUTPUT_NOT_MATCH, "multiple of 16"),
+           (gen(300, 0.5, out=(acl.ACL_UINT8, [16])), acl.ACL_ERROR_OP_OUTPUT_NOT_MATCH, "align(300, 128) / 8 = 48"),
+           (gen(100, 0.5, out=(acl.acl_dtype(np.int32), [16])), acl.ACL_ERROR_OP_OUTPUT_NOT_MATCH, "output 0 (y)"),
+           (gen(100, 0.5, prob_dtype=np.float64), acl.ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 1 (prob)"),
            (("DropOutGenMask", [const(np.array([100], np.float32)), const(np.array(0.5, np.float32))],
-             [(ACL_UINT8, [16])], None), ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 0 (shape)")]
+             [(acl.ACL_UINT8, [16])], None), acl.ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 0 (shape)")]
     for (rc, msg, _), (_, code, text) in zip(run_ops(tmp_path, [b[0] for b in bad]), bad):
         assert rc == code and text in msg, (rc, msg)
 
@@ -127,13 +117,13 @@ def test_do_mask_on_ascend950_computes_float16_in_float32(tmp_path):
 def test_do_mask_refusals(tmp_path):
     x = np.ones(200, np.float32)
     bits = np.zeros(32, np.uint8)
-    bad = [(do_mask(x, bits[:16], 0.5), ACL_ERROR_OP_INPUT_NOT_MATCH, "input 1 (mask)"),
-           (do_mask(x, bits.astype(np.int8), 0.5), ACL_ERROR_OP_INPUT_NOT_MATCH, "input 1 (mask)"),
-           (do_mask(x, bits, 1.5), ACL_ERROR_OP_INPUT_NOT_MATCH, "0 <= keep_prob <= 1"),
-           (("DropOutDoMask", [x, bits, const(np.array([0.5], np.float16))], [(acl_dtype(np.float32), [200])], None),
-            ACL_ERROR_OP_INPUT_NOT_MATCH, "input 2 (keep_prob)"),
-           (do_mask(x.astype(np.float64), bits, 0.5), ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 0 (x)"),
-           (do_mask(x, bits, 0.5, out=(acl_dtype(np.float32), [100, 2])), ACL_ERROR_OP_OUTPUT_NOT_MATCH, "output 0 (y)")]
+    bad = [(do_mask(x, bits[:16], 0.5), acl.ACL_ERROR_OP_INPUT_NOT_MATCH, "input 1 (mask)"),
+           (do_mask(x, bits.astype(np.int8), 0.5), acl.ACL_ERROR_OP_INPUT_NOT_MATCH, "input 1 (mask)"),
+           (do_mask(x, bits, 1.5), acl.ACL_ERROR_OP_INPUT_NOT_MATCH, "0 <= keep_prob <= 1"),
+           (("DropOutDoMask", [x, bits, const(np.array([0.5], np.float16))], [(acl.acl_dtype(np.float32), [200])], None),
+            acl.ACL_ERROR_OP_INPUT_NOT_MATCH, "input 2 (keep_prob)"),
+           (do_mask(x.astype(np.float64), bits, 0.5), acl.ACL_ERROR_UNSUPPORTED_DATA_TYPE, "input 0 (x)"),
+           (do_mask(x, bits, 0.5, out=(acl.acl_dtype(np.float32), [100, 2])), acl.ACL_ERROR_OP_OUTPUT_NOT_MATCH, "output 0 (y)")]
     results = run_ops(tmp_path, [b[0] for b in bad])
     for (rc, msg, _), (_, code, text) in zip(results, bad):
         assert rc == code and text in msg, (rc, code, msg)
@@ -143,7 +133,6 @@ def test_do_mask_bfloat16_only_on_atlas_a2_a3_and_950(tmp_path):
     x = np.ones(128, BF16)
     bits = np.full(16, 0xFF, np.uint8)
     ((rc, msg, _),) = run_ops(tmp_path, [do_mask(x, bits, 0.5)], ACLSIM_SOC_NAME="Ascend910A")
-    assert rc == ACL_ERROR_UNSUPPORTED_DATA_TYPE and "bfloat16" in msg and "ascend910" in msg, msg
+    assert rc == acl.ACL_ERROR_UNSUPPORTED_DATA_TYPE and "bfloat16" in msg and "ascend910" in msg, msg
     ((rc, msg, (y,)),) = run_ops(tmp_path, [do_mask(x, bits, 0.5)], ACLSIM_SOC_NAME="Ascend910_9391")
     assert rc == 0 and y.dtype == BF16 and (y.astype(np.float32) == 2).all(), msg
-    assert ACL_BF16 == acl_dtype(BF16)

@@ -177,8 +177,8 @@ aclError k_drop_out_do_mask(const OpCall& c, Run* run) {
   if (keep.is_const) {
     const float k = scalar_as_float(keep);
     if (!(k >= 0.0f && k <= 1.0f))
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "DropOutDoMask: input 2 (keep_prob) is %g, expected 0 <= keep_prob <= 1",
-                  static_cast<double>(k));
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "DropOutDoMask: input 2 (keep_prob) is %g, expected 0 <= keep_prob <= 1", static_cast<double>(k));
   }
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
