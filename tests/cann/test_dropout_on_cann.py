@@ -1,24 +1,32 @@
 """Training-mode ONNX Dropout placed on CANN (``ort_ops/csrc/placed/dropout.cc``: DropOutGenMask +
 DropOutDoMask, + DropOutDoMask + Cast for the mask) on the ACL simulator. The expected values come
 from NumPy: y == x * mask * scale with the mask read back (float32: scale = float32(1 / float32(1 -
-ratio)); float16: y = half(x * half(1 / half(1 - ratio))), each product rounded once), the kept
+ratio)); float16: y = half(x * half(1 / half(1 - ratio))), each product rounded once; bfloat16:
+bf16(x * (1 / bf16(1 - ratio))) in float32), the kept
 fraction within 6 binomial sigmas, and the identities of ONNX's spec. The random stream is the
 simulator's, not the CPU EP's: masks are never compared with the CPU EP."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
+from acl_ctypes import BF16, sim_env
+from ort_ops import ort_io
 from ort_ops.domain import CANN_DOMAIN, IR_VERSION
 
 cann_ep = pytest.importorskip("ort_ops.cann_ep")
 pytestmark = pytest.mark.usefixtures("cann_simulator")
 
 SHAPE = (64, 96)
-ELEM = {np.float32: TP.FLOAT, np.float16: TP.FLOAT16}
+ELEM = {np.float32: TP.FLOAT, np.float16: TP.FLOAT16, BF16: TP.BFLOAT16}
 
 
 def dropout_model(dtype=np.float32, ratio=0.5, training=True, mask=True, seed=None, ratio_input=False,
@@ -62,6 +70,9 @@ def data(dtype=np.float32, seed=0):
 
 def expected(x, mask, ratio):
     """ONNX Dropout's output for a given mask, in CANN DropOutDoMask's rounding (see the module)."""
+    if x.dtype == BF16:  # keep_prob in bfloat16, the product in float32, rounded once
+        keep = np.float32(1.0 - np.float32(ratio)).astype(BF16).astype(np.float32)
+        return np.where(mask, x.astype(np.float32) * (np.float32(1.0) / keep), np.float32(0)).astype(BF16)
     if x.dtype == np.float16:
         scale = np.float16(1.0) / np.float16(1.0 - np.float32(ratio))
         return np.where(mask, x * scale, np.float16(0))
@@ -84,11 +95,11 @@ def kept_within_six_sigma(mask, ratio):
 
 
 @pytest.mark.parametrize("ratio", [0.1, 0.5, 0.9])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=["float32", "float16", "bfloat16"])
 def test_output_is_the_masked_scaled_input(dtype, ratio, tmp_path):
     session = placed_session(dropout_model(dtype, ratio), profile_prefix=str(tmp_path / "p"))
     x = data(dtype)
-    y, mask = session.run(None, {"x": x})
+    y, mask = ort_io.run(session, {"x": x})  # (bfloat16 feeds need OrtValues)
     assert mask.dtype == np.bool_ and mask.shape == SHAPE and y.dtype == dtype
     np.testing.assert_array_equal(y.view(np.uint8), expected(x, mask, ratio).view(np.uint8))
     assert kept_within_six_sigma(mask, ratio), (mask.mean(), 1 - ratio)
@@ -207,3 +218,24 @@ def test_placed_node_is_in_the_cann_domain():
     node = next(n for n in session.placement.nodes if n.op_type == "Dropout")
     assert node.placed_as == "Dropout" and node.cann_ops == ("DropOutGenMask", "DropOutDoMask", "Cast")
     assert CANN_DOMAIN == "ai.ortops.cann"
+
+
+def test_bfloat16_is_refused_where_drop_out_do_mask_lacks_it():
+    """CANN DropOutDoMask takes bfloat16 on Atlas A2/A3 and Ascend 950 only: on the Atlas training
+    series (Ascend910A) the session fails at creation naming the node's op and the SoC."""
+    child = textwrap.dedent("""
+        from ort_ops import cann_ep
+        from test_dropout_on_cann import dropout_model
+        from acl_ctypes import BF16
+        cann_ep.use_simulator()
+        try:
+            cann_ep.session(dropout_model(BF16))
+            print("CREATED")
+        except Exception as exc:
+            print("REFUSED", exc)
+    """)
+    env = sim_env(ACLSIM_SOC_NAME="Ascend910A")
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert "REFUSED" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "data is bfloat16" in proc.stdout and "Ascend910A" in proc.stdout, proc.stdout[-2000:]

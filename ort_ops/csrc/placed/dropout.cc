@@ -15,8 +15,10 @@
 // memory); ratio defaults to 0.5 and must be in [0, 1) (ONNX Dropout-13; the CPU EP refuses the
 // rest too). training_mode false or absent, or ratio 0: output = data (a device-to-device copy),
 // mask all true (aclrtMemsetAsync): no launch. float16 numerics: DropOutDoMask's keep_prob is x's
-// type, so y = half(x * half(1 / half(1 - ratio))) (the keep probability of DropOutGenMask is the
-// float32 1 - ratio). An empty data tensor launches nothing.
+// type, so y = half(x * half(1 / half(1 - ratio))); bfloat16: y = bf16(x * (1 / bf16(1 - ratio))) in
+// float32 (the keep probability of DropOutGenMask is the float32 1 - ratio). bfloat16 data: Atlas
+// A2/A3 and Ascend 950 only (DropOutDoMask's prototype): the kernel fails at creation on other SoCs.
+// An empty data tensor launches nothing.
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -55,6 +57,17 @@ const char* RouteOf(const OrtKernelInfo* info) {
   return outputs > 1 && size > 1 ? kMaskRoute : kDefaultRoute;  // size counts the terminating null
 }
 
+// The element type of the node's input 0 (data).
+OrtStatusPtr InputType(const OrtKernelInfo* info, ONNXTensorElementDataType* type) {
+  OrtTypeInfo* type_info = nullptr;
+  ORTOPS_RETURN_IF_ERROR(Api().KernelInfo_GetInputTypeInfo(info, 0, &type_info));
+  const OrtTensorTypeAndShapeInfo* tensor = nullptr;
+  OrtStatusPtr status = Api().CastTypeInfoToTensorInfo(type_info, &tensor);
+  if (status == nullptr) status = Api().GetTensorElementType(tensor, type);
+  Api().ReleaseTypeInfo(type_info);
+  return status;
+}
+
 // The float value of a host scalar of ratio's types.
 double HostScalar(const TensorView& v) {
   if (v.type == kF16) {
@@ -82,6 +95,13 @@ class DropoutKernel : public PlacedKernel {
     if (!has_seed) {
       std::random_device device;
       seed_ = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 32) | device()) >> 1);
+    }
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    if ((*status = InputType(info, &type)) != nullptr) return;
+    const std::string family = cann::SocFamily(cann::SocName(*acl_));
+    if (type == kBF16 && family != "ascend910b" && family != "ascend910_93" && family != "ascend950") {
+      *status = Fail("data is bfloat16, which CANN DropOutDoMask takes on Atlas A2/A3 and Ascend 950 only, not on " +
+                     cann::SocName(*acl_) + " (hicann/ops-math random/drop_out_do_mask/op_graph/drop_out_do_mask_proto.h)");
     }
   }
 
@@ -138,8 +158,8 @@ class DropoutKernel : public PlacedKernel {
                                  .AttrInt("seed2", seed2)
                                  .Run(run.stream));
       const aclDataType type = AclTypeOf(x.type);
-      const uint16_t keep16 = FloatToHalf(keep32);
-      const void* keep = x.type == kF16 ? static_cast<const void*>(&keep16) : &keep32;
+      const uint16_t keep16 = x.type == kBF16 ? FloatToBFloat16(keep32) : FloatToHalf(keep32);
+      const void* keep = x.type == kF32 ? static_cast<const void*>(&keep32) : &keep16;
       ORTOPS_RETURN_IF_ERROR(DoMask(run, x.data, type, keep, bits, bit_bytes, x.shape, y));
       if (!has_mask) return nullptr;
       void* ones = run.Scratch(ones_at);
@@ -172,10 +192,11 @@ class DropoutKernel : public PlacedKernel {
 
 }  // namespace
 
-// data float32 / float16 (DropOutDoMask takes bfloat16 on Atlas A2/A3 only: not registered); ratio
-// float16 / float32 / double, training_mode bool: host inputs.
+// data float32 / float16 / bfloat16 (DropOutDoMask's types; bfloat16 on Atlas A2/A3 and Ascend 950
+// only: the kernel fails at creation elsewhere); ratio float16 / float32 / double, training_mode bool:
+// host inputs.
 void RegisterCann(OpList& list) {
-  for (ONNXTensorElementDataType t : {kF32, kF16}) {
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) {
     for (ONNXTensorElementDataType r : {kF32, kF16, kF64}) {
       list.Add("Dropout", {In(t), IoSpec{r, true, true}, IoSpec{kBool, true, true}}, {In(t), Optional(kBool)},
                Make<DropoutKernel>);
