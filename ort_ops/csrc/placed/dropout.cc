@@ -100,8 +100,9 @@ class DropoutKernel : public PlacedKernel {
     if ((*status = InputType(info, &type)) != nullptr) return;
     const std::string family = cann::SocFamily(cann::SocName(*acl_));
     if (type == kBF16 && family != "ascend910b" && family != "ascend910_93" && family != "ascend950") {
-      *status = Fail("data is bfloat16, which CANN DropOutDoMask takes on Atlas A2/A3 and Ascend 950 only, not on " +
-                     cann::SocName(*acl_) + " (hicann/ops-math random/drop_out_do_mask/op_graph/drop_out_do_mask_proto.h)");
+      *status =
+          Fail("data is bfloat16, which CANN DropOutDoMask takes on Atlas A2/A3 and Ascend 950 only, not on " +
+               cann::SocName(*acl_) + " (hicann/ops-math random/drop_out_do_mask/op_graph/drop_out_do_mask_proto.h)");
     }
   }
 
