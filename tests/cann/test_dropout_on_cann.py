@@ -30,12 +30,12 @@ ELEM = {np.float32: TP.FLOAT, np.float16: TP.FLOAT16, BF16: TP.BFLOAT16}
 
 
 def dropout_model(dtype=np.float32, ratio=0.5, training=True, mask=True, seed=None, ratio_input=False,
-                  training_input=False, opset=13):
+                  training_input=False, opset=13, ratio_type=np.float32):
     """One Dropout node on x of SHAPE: ratio and training_mode constants (None: absent) or graph inputs."""
     inputs = [helper.make_tensor_value_info("x", ELEM[dtype], list(SHAPE))]
     inits, names = [], ["x"]
     if ratio_input:
-        inputs.append(helper.make_tensor_value_info("ratio", TP.FLOAT, []))
+        inputs.append(helper.make_tensor_value_info("ratio", helper.np_dtype_to_tensor_dtype(np.dtype(ratio_type)), []))
         names.append("ratio")
     elif ratio is not None:
         inits.append(numpy_helper.from_array(np.array(ratio, np.float32), "ratio"))
@@ -168,13 +168,14 @@ def test_identities_copy_the_input_and_keep_every_element(case):
     assert launched == {}, launched
 
 
-def test_run_time_training_mode_and_ratio_are_read_on_the_host():
-    session = placed_session(dropout_model(ratio_input=True, training_input=True))
+@pytest.mark.parametrize("ratio_type", [np.float32, np.float16, np.float64])
+def test_run_time_training_mode_and_ratio_are_read_on_the_host(ratio_type):
+    session = placed_session(dropout_model(ratio_input=True, training_input=True, ratio_type=ratio_type))
     x = data()
-    y, mask = session.run(None, {"x": x, "ratio": np.array(0.25, np.float32), "training": np.array(True)})
+    y, mask = session.run(None, {"x": x, "ratio": np.array(0.25, ratio_type), "training": np.array(True)})
     np.testing.assert_array_equal(y, expected(x, mask, 0.25))
     assert kept_within_six_sigma(mask, 0.25)
-    y, mask = session.run(None, {"x": x, "ratio": np.array(0.25, np.float32), "training": np.array(False)})
+    y, mask = session.run(None, {"x": x, "ratio": np.array(0.25, ratio_type), "training": np.array(False)})
     np.testing.assert_array_equal(y, x)
     assert mask.all()
 
