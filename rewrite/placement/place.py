@@ -14,7 +14,8 @@ Each node ends in one of four places, and the report says which and why:
 
 A node the CANN EP would take but must not, or cannot run on this SoC, gets an ``error``: the
 known defect of its EP kernel (:mod:`ort_ops.rewrite.placement.ep_defects`: broadcasting arithmetic,
-padded pooling, non-4-D NCHW ops, training-mode Dropout/BatchNormalization) or a CANN op its EP kernel
+padded pooling, non-4-D NCHW ops, training-mode BatchNormalization; training-mode Dropout is placed
+unless its constant ratio is outside [0, 1)) or a CANN op its EP kernel
 launches that the SoC lacks (:mod:`ort_ops.rewrite.placement.ep_launches`). ORT has no per-node way to
 send such a node to the CPU EP instead, so ``cann_ep.session`` refuses the model
 (:class:`PlacementError`, naming SoC, node, dtype and op).
@@ -194,6 +195,16 @@ def _subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
         elif a.type == onnx.AttributeProto.GRAPHS:
             out.extend((f"{a.name}[{i}]", g) for i, g in enumerate(a.graphs))
     return out
+
+
+def _read_names(graph: onnx.GraphProto) -> set[str]:
+    """The tensor names a node of ``graph`` or of its bodies reads, and the graphs' outputs."""
+    names = {o.name for o in graph.output}
+    for node in graph.node:
+        names.update(node.input)
+        for _, body in _subgraphs(node):
+            names |= _read_names(body)
+    return names
 
 
 def _has_subgraphs(node: onnx.NodeProto) -> bool:
@@ -389,6 +400,7 @@ class _Pass:
     unavailable: object
     computed_once: ComputedOnce | None = None  # the main graph's constants (None: ORT will not fold them)
     placed_any: bool = False
+    read: set[str] | None = None  # the names any graph reads (for rules that drop unread outputs)
 
     def graph(self, graph: onnx.GraphProto, values: _Values, prefix: str) -> None:
         for i, node in enumerate(graph.node):
@@ -437,6 +449,12 @@ class _Pass:
             report.nodes.append(self._on_ep(label, info, rule, dtype, f"not placed: {reason}", reason)
                                 if ep_ok else NodePlacement(label, node.op_type, "cpu", reason=reason))
             return
+        if rule.drops_unread_outputs:
+            for i in range(1, len(node.output)):
+                if node.output[i] not in self.read:
+                    node.output[i] = ""
+            while len(node.output) > 1 and node.output[-1] == "":
+                del node.output[-1]
         name = rule.name_for(info)
         report.nodes.append(NodePlacement(label, node.op_type, "placed", placed_as=name,
                                           cann_ops=tuple(rule.cann_ops(info, _route(rule, info, self.soc,
@@ -506,6 +524,7 @@ def place(model: onnx.ModelProto, *, soc: str | None = None, report: PlacementRe
         report.notes.append("this ort_ops library has no CANN kernels (built with ORTOPS_WITH_CANN=OFF)")
     work = _Pass(opset, soc, set(skip), kernels, report, kept_why, cann_soc.unavailable,
                  ComputedOnce(out.graph, values.shapes) if folds_constants else None)
+    work.read = _read_names(out.graph)
     if not {"Transpose", "Gemm", "MatMul"} & work.skip:
         gemm = RULES["Gemm"]
 

@@ -67,7 +67,9 @@ class PlaceRule:
     arithmetic without broadcasting); without it, a node with a rule is placed even where the EP has
     a kernel (the placed kernels are the ones tested here, and shape ops placed cost no launch). A
     node whose EP kernel has a known defect (:mod:`ort_ops.rewrite.placement.ep_defects`) is placed,
-    or the session fails at creation naming it.
+    or the session fails at creation naming it. ``drops_unread_outputs``: outputs after the first that no
+    node (in any graph) reads and that are not graph outputs are unnamed when the node is placed, so
+    the kernel does not produce them (Dropout's mask: an exporter names it whether or not it is read).
     """
 
     op_type: str
@@ -76,6 +78,7 @@ class PlaceRule:
     min_opset: int = 1
     leave_to_ep: Callable[[NodeInfo], str | None] | None = None
     route: Callable[[NodeInfo], str | tuple[str, ...]] | None = None
+    drops_unread_outputs: bool = False
 
     def __post_init__(self):
         if self.op_type not in placed_routes():

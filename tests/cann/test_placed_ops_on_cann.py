@@ -271,6 +271,12 @@ CASES = [
     Case("reduce_min_bool_all", "ReduceMin", [np.array([[1, 1, 1], [1, 0, 1]], bool)], {"keepdims": 0}),
     Case("reduce_min_f16", "ReduceMin", [f32(5, 9).astype(np.float16), np.array([0], np.int64)], consts=[1]),
     Case("reduce_min_two_axes", "ReduceMin", [f32(2, 3, 4), np.array([0, 2], np.int64)], consts=[1]),
+    # Dropout in training mode draws CANN's masks (tests/cann/test_dropout_on_cann.py); here its identities:
+    # ratio 0 in training mode, and training_mode fed false
+    Case("dropout_ratio0_training", "Dropout", [f32(4, 33), np.float32(0.0), np.array(True)], consts=[1, 2],
+         outputs=2, opset=13),
+    Case("dropout_training_fed_false_f16", "Dropout", [f32(3, 7).astype(np.float16), np.float32(0.5), np.array(False)],
+         consts=[1], outputs=2, opset=13),
     Case("layer_norm", "LayerNormalization", [f32(4, 6, 32), f32(32), f32(32)], exact=False, outputs=3),
     Case("layer_norm_axis1_no_bias", "LayerNormalization", [f32(3, 5, 70), f32(5, 70)], {"axis": 1, "epsilon": 1e-3},
          consts=[1], exact=False, outputs=3),
