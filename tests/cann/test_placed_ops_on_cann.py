@@ -89,9 +89,10 @@ CASES = [
     Case("relu_f16", "Relu", [f32(3, 7).astype(np.float16)]),
     Case("tanh", "Tanh", [f32(3, 7)], exact=False),
     Case("not", "Not", [boolean(3, 5)]),
-    # Sign (CANN Sign: (x > 0) - (x < 0); NaN and -0.0 give +0) and LeakyRelu (alpha as negative_slope)
+    # Sign (CANN Sign: (x > 0) - (x < 0), NaN and -0.0 give +0, as ONNX Runtime's float16 Sign; its float32 Sign
+    # keeps NaN) and LeakyRelu (alpha as negative_slope)
     Case("sign", "Sign", [np.array([[-2.5, -0.0, 0.0, 1e-30, np.inf, -np.inf, np.nan, 3.0]], np.float32)]),
-    Case("sign_f16", "Sign", [f32(3, 7).astype(np.float16)]),
+    Case("sign_f16", "Sign", [np.array([[-2.5, -0.0, 0.0, 6e-8, np.inf, -np.inf, np.nan]], np.float16)]),
     Case("sign_int32", "Sign", [i64(4, 5).astype(np.int32)]),
     Case("sign_int64", "Sign", [i64(4, 5)]),
     Case("leaky_relu", "LeakyRelu", [f32(4, 33)]),

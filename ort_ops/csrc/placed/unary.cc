@@ -70,19 +70,20 @@ class UnaryKernel : public PlacedKernel {
   std::string approximate_;
 };
 
-// Sign: CANN Sign computes (x > 0) - (x < 0), which is 0 for NaN where ONNX Runtime (and NumPy) give NaN, so a
-// float x takes SelectV2(Equal(x, x), Sign(x), x) (route "default", 3 launches); integers one Sign ("integer").
+// Sign as ONNX Runtime's CPU EP computes it: CANN Sign gives (x > 0) - (x < 0), 0 for NaN, which is the CPU EP's
+// float16 / bfloat16 Sign (it compares the float value) and its integer one; its float32 Sign keeps NaN, so a
+// float32 x takes SelectV2(Equal(x, x), Sign(x), x) (route "default", 3 launches), the rest one Sign ("plain").
 class SignKernel : public PlacedKernel {
  public:
   SignKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, IsFloat(op.GetInputType(0)) ? kDefaultRoute : "integer") {}
+      : PlacedKernel(info, op, status, KeepsNan(op.GetInputType(0)) ? kDefaultRoute : "plain") {}
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x;
     ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
     return OnOutput(context, x.shape, [&](CannRun& begun, void* out) -> OrtStatusPtr {
       const aclDataType type = AclTypeOf(x.type);
-      if (!IsFloat(x.type)) {
+      if (!KeepsNan(x.type)) {
         return AclOp(*begun.acl, "Sign")
             .Input(x.data, Bytes(x), type, x.shape)
             .Output(out, Bytes(x), type, x.shape)
@@ -114,7 +115,7 @@ class SignKernel : public PlacedKernel {
   }
 
  private:
-  static bool IsFloat(ONNXTensorElementDataType t) { return t == kF32 || t == kF16 || t == kBF16; }
+  static bool KeepsNan(ONNXTensorElementDataType t) { return t == kF32; }
 
   mutable cann::ScratchUser scratch_;
 };

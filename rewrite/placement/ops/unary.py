@@ -1,7 +1,8 @@
 """Unary ops: ``Elu``, ``Exp``, ``Log``, ``Neg``, ``Abs``, ``Sqrt``, ``Reciprocal``, ``Relu``,
 ``Sigmoid``, ``Tanh``, ``LeakyRelu``, ``Not`` -> the CANN op of the same meaning (``Not`` -> ``LogicalNot``;
-LeakyRelu's ``alpha`` as CANN's ``negative_slope``); ``Sign`` -> CANN ``Sign``, for floats inside
-``SelectV2(Equal(x, x), Sign(x), x)`` (CANN's Sign of NaN is 0, ONNX Runtime's NaN);
+LeakyRelu's ``alpha`` as CANN's ``negative_slope``); ``Sign`` -> CANN ``Sign``, for float32 inside
+``SelectV2(Equal(x, x), Sign(x), x)`` (CANN's Sign of NaN is 0, ONNX Runtime's float32 Sign NaN; its
+float16 / bfloat16 Sign gives 0 as CANN's does);
 ``Gelu`` (opset 20; ``approximate`` "none" or "tanh") -> ``GeluV2`` with the same ``approximate``."""
 
 from onnx import TensorProto
@@ -9,11 +10,8 @@ from onnx import TensorProto
 from ort_ops.rewrite.placement.rule import NodeInfo, PlaceRule
 
 _SAME = ("Elu", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Relu", "Sigmoid", "Tanh", "LeakyRelu")
-_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16}
-
-
 def _sign_route(info: NodeInfo) -> str:
-    return "default" if info.input_types[0] in _FLOATS else "integer"
+    return "default" if info.input_types[0] == TensorProto.FLOAT else "plain"
 
 
 def _gelu_form(info: NodeInfo) -> str | None:
