@@ -32,7 +32,8 @@ SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.i
 # answer depends on where it is: docs/placement.md).
 # Nor InstanceNormalization, whose specials put inf in scale and B: inf·z + inf is inf (z > 0) or NaN by the
 # order of evaluation (the CPU EP's gives NaN everywhere; LayerNormV4 then Mul and Add gives inf where z > 0).
-NO_SPECIALS = {"instance_norm", "instance_norm_3d_eps", "instance_norm_5d_f16", "cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil", "neg_int64",
+NO_SPECIALS = {"instance_norm", "instance_norm_3d_eps", "instance_norm_5d_f16",
+               "cast_float_int32", "max_pool", "max_pool_pads", "max_pool_ceil", "neg_int64",
                "mul_int64_bcast", "reduce_sum_int64", "constant_of_shape_fill", "expand_int64_computed_shape",
                "reduce_max_axis", "reduce_max_opset13_attr", "reduce_max_all_int64", "reduce_min_f16",
                "reduce_min_two_axes", "gather_embedding_token_ids", "gather_any_indices_last_axis_int32",
