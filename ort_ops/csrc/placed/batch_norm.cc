@@ -94,7 +94,9 @@ class BatchNormKernel : public PlacedKernel {
       for (size_t i = 1; i < 5; ++i) op.Input(in[i].data, Bytes(in[i]), ACL_FLOAT, in[i].shape);
       op.Output(y, Bytes(x), type, dims, ACL_FORMAT_NCHW);
       for (size_t a : at) op.Output(run.Scratch(a), stat_bytes, ACL_FLOAT, {dims[1]});
-      return op.AttrFloat("epsilon", epsilon_).AttrString("data_format", "NCHW").AttrBool("is_training", false)
+      return op.AttrFloat("epsilon", epsilon_)
+          .AttrString("data_format", "NCHW")
+          .AttrBool("is_training", false)
           .Run(run.stream);
     });
   }

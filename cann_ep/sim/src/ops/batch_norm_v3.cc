@@ -109,10 +109,11 @@ aclError k_batch_norm_v3(const OpCall& c, Run* run) {
     if (aclError rc = expect_dtype_in(c, what.c_str(), c.out[o], {ACL_FLOAT})) return rc;
   }
   if (!dtype_row(x.dtype, weight.dtype, c.in[3].dtype))
-    return fail(ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-                "%s: x %s, weight %s, running_mean %s is not a dtype row of the op's definition (batch_norm_v3_def.cpp: "
-                "float32 running statistics; weight float32 or x's type)",
-                op, dtype_name(x.dtype), dtype_name(weight.dtype), dtype_name(c.in[3].dtype));
+    return fail(
+        ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+        "%s: x %s, weight %s, running_mean %s is not a dtype row of the op's definition (batch_norm_v3_def.cpp: "
+        "float32 running statistics; weight float32 or x's type)",
+        op, dtype_name(x.dtype), dtype_name(weight.dtype), dtype_name(c.in[3].dtype));
   if (c.attr_int("is_training", 1) == 0)
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute is_training is false; Atlas A2/A3 support the training form only (README.md), the "
@@ -122,11 +123,12 @@ aclError k_batch_norm_v3(const OpCall& c, Run* run) {
     const bool ok =
         (t->format == ACL_FORMAT_NCHW && t->dims.size() == 4) || (t->format == ACL_FORMAT_NCDHW && t->dims.size() == 5);
     if (!ok)
-      return fail(ACL_ERROR_FORMAT_NOT_MATCH,
-                  "%s: x and y must be 4-D with format NCHW (%d) or 5-D with format NCDHW (%d); got shape %s with format "
-                  "%d (the def's A2/A3 formats; NHWC / NDHWC / ND are not simulated)",
-                  op, static_cast<int>(ACL_FORMAT_NCHW), static_cast<int>(ACL_FORMAT_NCDHW), shape_str(t->dims).c_str(),
-                  static_cast<int>(t->format));
+      return fail(
+          ACL_ERROR_FORMAT_NOT_MATCH,
+          "%s: x and y must be 4-D with format NCHW (%d) or 5-D with format NCDHW (%d); got shape %s with format "
+          "%d (the def's A2/A3 formats; NHWC / NDHWC / ND are not simulated)",
+          op, static_cast<int>(ACL_FORMAT_NCHW), static_cast<int>(ACL_FORMAT_NCDHW), shape_str(t->dims).c_str(),
+          static_cast<int>(t->format));
   }
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", x.dims, "x's shape")) return rc;
   const int64_t channels = x.dims[1];
@@ -140,7 +142,11 @@ aclError k_batch_norm_v3(const OpCall& c, Run* run) {
     const std::string what = "output " + std::to_string(o) + " (" + kOutputNames[o] + ")";
     if (aclError rc = expect_output_shape(c, o, what.c_str(), per_channel, "[C]")) return rc;
   }
-  Params p{channels, x.dims[0], 1, c.attr_float("epsilon", 1e-5f), c.attr_float("momentum", 0.1f),
+  Params p{channels,
+           x.dims[0],
+           1,
+           c.attr_float("epsilon", 1e-5f),
+           c.attr_float("momentum", 0.1f),
            std::strcmp(soc_family(), "ascend950") == 0};
   for (size_t d = 2; d < x.dims.size(); ++d) p.inner *= x.dims[d];
   if (p.outer * p.inner == 0)
