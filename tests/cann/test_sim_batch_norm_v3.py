@@ -7,9 +7,9 @@ NumPy here for NCHW and NCDHW and every A2/A3 dtype row; the running variance wi
 against the formula in float64; the dtype, shape, format and attribute errors; absent on the Atlas training /
 inference series and 310B (the def configures 950, A2 and A3 only)."""
 
-import ml_dtypes
 import numpy as np
 import pytest
+from test_sim_batch_norm_grad import BF16, arrays, fmt_of  # x's format by rank, the arrays of Args
 
 from acl_ctypes import (
     ACL_ERROR_FORMAT_NOT_MATCH,
@@ -25,14 +25,8 @@ from acl_ctypes import (
 )
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
-BF16 = ml_dtypes.bfloat16
 F32 = np.float32
 RNG = np.random.default_rng(41)
-ACL_FORMAT_NCDHW = 30  # acl_base.h
-
-
-def fmt_of(shape):
-    return ACL_FORMAT_NCHW if len(shape) == 4 else ACL_FORMAT_NCDHW
 
 
 def case(shape, dtype, weight_dtype=None):
@@ -43,10 +37,6 @@ def case(shape, dtype, weight_dtype=None):
     bias = RNG.normal(0.0, 0.5, c).astype(F32).astype(weight_dtype)
     running = [RNG.normal(0.0, 1.0, c).astype(F32), RNG.uniform(0.5, 2.0, c).astype(F32)]
     return [Arg(x, "device", fmt_of(shape)), weight, bias, *running]
-
-
-def arrays(ins):
-    return [a.array if isinstance(a, Arg) else a for a in ins]
 
 
 def outputs_of(ins):

@@ -24,6 +24,7 @@
 
 #include "cann/sequence_kernel.h"
 #include "placed/common/placed_op.h"
+#include "placed/common/statistics_outputs.h"
 
 namespace ortops::placed::batch_norm {
 namespace {
@@ -110,21 +111,16 @@ class BatchNormKernel : public PlacedKernel {
                   "NaN for 1, its unbiased estimate 0 / 0)");
     const std::vector<int64_t> per_channel{dims[1]};
     const size_t stat_bytes = static_cast<size_t>(dims[1]) * sizeof(float);
-    void *mean_out = nullptr, *var_out = nullptr;
-    bool has_mean = false, has_var = false;
-    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, per_channel, &mean_out, &has_mean));
-    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 2, per_channel, &var_out, &has_var));
+    StatisticsOutputs<2> running;  // running_mean, running_var
+    ORTOPS_RETURN_IF_ERROR(running.Allocate(context, 1, per_channel));
     return OnOutput(context, x.shape, [&](CannRun& begun, void* y) -> OrtStatusPtr {
       cann::SequenceRun run;
       static_cast<CannRun&>(run) = begun;
       cann::ScratchLayout layout;
-      const size_t mean_at = layout.Add(has_mean ? 0 : stat_bytes);
-      const size_t var_at = layout.Add(has_var ? 0 : stat_bytes);
-      const size_t save_mean_at = layout.Add(stat_bytes);
-      const size_t save_var_at = layout.Add(stat_bytes);
+      running.Reserve(&layout);
+      const size_t save_mean_at = layout.Add(stat_bytes), save_var_at = layout.Add(stat_bytes);
       ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
-      void* mean = has_mean ? mean_out : run.Scratch(mean_at);
-      void* var = has_var ? var_out : run.Scratch(var_at);
+      void *mean = running.Data(run, 0), *var = running.Data(run, 1);
       const aclDataType type = AclTypeOf(x.type), param = AclTypeOf(in[1].type);
       ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "BatchNormV3")
                                  .Input(x.data, Bytes(x), type, dims, ACL_FORMAT_NCHW)
@@ -141,7 +137,7 @@ class BatchNormKernel : public PlacedKernel {
                                  .AttrFloat("momentum", static_cast<float>(1.0 - static_cast<double>(momentum_)))
                                  .AttrBool("is_training", true)
                                  .Run(run.stream));
-      if (!has_var) return nullptr;
+      if (!running.produced(1)) return nullptr;
       // CANN's running_var (unbiased) made ONNX's (population): (V' + m / (M - 1) * v) * (M - 1) / M.
       const double md = static_cast<double>(m);
       ORTOPS_RETURN_IF_ERROR(
