@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_norm_v3_checks.h"
 #include "dtypes.h"
 #include "internal.h"
 #include "numerics.h"
@@ -119,29 +120,10 @@ aclError k_batch_norm_v3(const OpCall& c, Run* run) {
                 "%s: attribute is_training is false; Atlas A2/A3 support the training form only (README.md), the "
                 "only one simulated",
                 op);
-  for (const OpTensor* t : {&x, &c.out[0]}) {
-    const bool ok =
-        (t->format == ACL_FORMAT_NCHW && t->dims.size() == 4) || (t->format == ACL_FORMAT_NCDHW && t->dims.size() == 5);
-    if (!ok)
-      return fail(
-          ACL_ERROR_FORMAT_NOT_MATCH,
-          "%s: x and y must be 4-D with format NCHW (%d) or 5-D with format NCDHW (%d); got shape %s with format "
-          "%d (the def's A2/A3 formats; NHWC / NDHWC / ND are not simulated)",
-          op, static_cast<int>(ACL_FORMAT_NCHW), static_cast<int>(ACL_FORMAT_NCDHW), shape_str(t->dims).c_str(),
-          static_cast<int>(t->format));
-  }
+  if (aclError rc = expect_nchw_or_ncdhw(op, {&x, &c.out[0]}, "x and y", "NHWC / NDHWC / ND")) return rc;
   if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", x.dims, "x's shape")) return rc;
   const int64_t channels = x.dims[1];
-  const std::vector<int64_t> per_channel{channels};
-  for (size_t i = 1; i < 5; ++i) {
-    if (c.in[i].dims != per_channel)
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input %zu (%s) has shape %s, expected [%lld] (x's channels)", op,
-                  i, kInputNames[i], shape_str(c.in[i].dims).c_str(), static_cast<long long>(channels));
-  }
-  for (size_t o = 1; o < 5; ++o) {
-    const std::string what = "output " + std::to_string(o) + " (" + kOutputNames[o] + ")";
-    if (aclError rc = expect_output_shape(c, o, what.c_str(), per_channel, "[C]")) return rc;
-  }
+  if (aclError rc = expect_per_channel(c, 1, kInputNames, kOutputNames, channels)) return rc;
   Params p{channels,
            x.dims[0],
            1,
