@@ -288,6 +288,27 @@ CASES = [
     # Y only: the CPU EP rounds a float16 input's Mean and InvStdDev to float16 values (test_layer_norm_f16_statistics)
     Case("layer_norm_f16", "LayerNormalization", [f32(4, 24).astype(np.float16), f32(24).astype(np.float16),
                                                   f32(24).astype(np.float16)], exact=False),
+    # BatchNormalization: training mode (BatchNormV3, Axpy + Muls for ONNX's population running_var) at any
+    # rank; inference of non-4-D X (BatchNorm over [N, C, S, 1]); the CPU EP runs training mode (population var;
+    # it crashes on running outputs named "": those cases are in test_placed_batch_norm_on_cann.py)
+    *(Case(f"batch_norm_train_{len(shape)}d", "BatchNormalization", [f32(*shape), f32(shape[1], low=0.5),
+                                                                     f32(shape[1]), f32(shape[1]),
+                                                                     f32(shape[1], low=0.5)],
+           {"training_mode": 1, **attrs}, exact=False, outputs=3, opset=15)
+      for shape, attrs in (((6, 4), {}), ((4, 3, 5), {"momentum": 0.7, "epsilon": 1e-3}),
+                           ((2, 3, 4, 5), {"momentum": 0.0}), ((2, 3, 2, 3, 4), {"momentum": 1.0}))),
+    Case("batch_norm_train_f16", "BatchNormalization", [f32(4, 3, 8).astype(np.float16), f32(3), f32(3), f32(3),
+                                                        f32(3, low=0.5)],
+         {"training_mode": 1}, exact=False, outputs=3, opset=15),
+    Case("batch_norm_train_f16_scale_opset14", "BatchNormalization",
+         [f32(2, 3, 4, 4).astype(np.float16), f32(3).astype(np.float16), f32(3).astype(np.float16), f32(3),
+          f32(3, low=0.5)], {"training_mode": 1, "epsilon": 1e-2}, exact=False, outputs=3, opset=14),
+    *(Case(f"batch_norm_infer_{len(shape)}d", "BatchNormalization", [f32(*shape), f32(shape[1]), f32(shape[1]),
+                                                                     f32(shape[1]), f32(shape[1], low=0.5)],
+           {"epsilon": 1e-3}, exact=False, opset=opset)
+      for shape, opset in (((5, 4), 15), ((3, 4, 7), 13), ((2, 3, 2, 3, 2), 14))),
+    Case("batch_norm_infer_f16", "BatchNormalization", [f32(3, 4, 7).astype(np.float16), f32(4), f32(4), f32(4),
+                                                        f32(4, low=0.5)], exact=False, opset=15),
     Case("transpose_2d", "Transpose", [f32(3, 5)], {"perm": [1, 0]}),
     Case("transpose_5d", "Transpose", [f32(2, 1, 3, 2, 2)], {"perm": [2, 1, 0, 3, 4]}),
     Case("transpose_default_int64", "Transpose", [i64(2, 3, 4)]),

@@ -29,7 +29,7 @@ SPECIAL_I = {np.dtype(np.int64): np.array([np.iinfo(np.int64).max, np.iinfo(np.i
 # docs/placement.md), not integer ops whose extremes overflow (Neg, Mul, Add, Sub wrap or are UB;
 # integer Pow wraps on CANN where the CPU EP casts an out-of-range double), not ops whose integer
 # inputs are indices or shapes, not ReduceMax/ReduceMin (a NaN gives NaN on the device; the CPU EP's
-# answer depends on where it is: docs/placement.md).
+# answer depends on where it is: docs/placement.md), not BatchNormalization's training mode (its statistics).
 # Nor InstanceNormalization, whose specials put inf in scale and B: inf·z + inf is inf (z > 0) or NaN by the
 # order of evaluation (the CPU EP's gives NaN everywhere; LayerNormV4 then Mul and Add gives inf where z > 0).
 NO_SPECIALS = {"instance_norm", "instance_norm_3d_eps", "instance_norm_5d_f16",
@@ -47,7 +47,10 @@ NO_SPECIALS = {"instance_norm", "instance_norm_3d_eps", "instance_norm_5d_f16",
                "max_pool_2d_dilated", "max_pool_1d_dilated_valid", "max_pool_unnamed_indices", "gather_nd_batch_dims_1",
                "gather_nd_batch_dims_2_tuples_int32", "pow_int32", "pow_int64_int32_exponent",
                "max_pool_indices", "max_pool_indices_column_major", "max_pool_indices_ceil_f16",
-               "max_pool_indices_1d", "max_pool_indices_3d", "tile_computed_repeats_bool"}
+               "max_pool_indices_1d", "max_pool_indices_3d", "tile_computed_repeats_bool",
+               # batch statistics: sums over +-max overflow or not depending on the order of summation
+               *(f"batch_norm_train_{r}d" for r in range(2, 6)), "batch_norm_train_f16",
+               "batch_norm_train_f16_scale_opset14"}
 # Empty tensors: the elementwise and data-movement cases whose first input dimension can be 0
 # without changing what the op means (the other ops' empty forms are tested in
 # test_placed_ops_edge_cases_on_cann.py).

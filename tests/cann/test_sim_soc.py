@@ -34,6 +34,7 @@ MISSING = {
     "MaxPoolV3": {B}, "MaxPool3D": {B}, "Conv3DV2": {B, P, T}, "Conv3DBackpropInputV2": {B, P, T}, "Tile": {B}, "MaxPool3DWithArgmaxV2": {B, P, T}, "AvgPool3D": {B, P, T}, "MaxPoolWithArgmaxV1": {"ascend950", B}, "MaxPoolGradWithArgmaxV1": {"ascend950", B, P},
     "ApplyMomentum": {B}, "ApplyAdam": {B}, "ApplyAdamD": {B}, "ApplyAdamW": {B}, "ApplyAdamWV2": {B, P, T},
     "MatMulV3": {B, T}, "BatchMatMulV3": {B}, "LayerNormV4": {B, T}, "LayerNormGradV3": {B, P, T}, "BatchNormGradV3": {B, P, T},
+    "BatchNormV3": {B, P, T},
     "GeluV2": {B},  # activation/gelu_v2/docs/aclnnGeluV2.md:17 (no README table)
     # hicann/ops-math
     "Add": {B}, "Mul": {B}, "Div": {P}, "Maximum": {B}, "Minimum": {B}, "Muls": {B}, "Adds": {B, P}, "Axpy": {B},

@@ -11,6 +11,7 @@
 
 #include "cann/sequence_kernel.h"
 #include "placed/common/placed_op.h"
+#include "placed/common/statistics_outputs.h"
 
 namespace ortops::placed::layer_norm {
 namespace {
@@ -103,22 +104,16 @@ class LayerNormKernel : public PlacedKernel {
       return Fail("B of shape " + ShapeText(bias.shape) + " has " + std::to_string(bias.count) +
                   " elements, expected " + std::to_string(norm_size));
     }
-    void *mean = nullptr, *inv_std = nullptr;
-    bool has_mean = false, has_inv_std = false;  // outputs left out or named "" are not produced
-    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, stats, &mean, &has_mean));
-    ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 2, stats, &inv_std, &has_inv_std));
-    const size_t stats_bytes = ElementCount(stats) * sizeof(float);
+    StatisticsOutputs<2> mean_inv_std;  // Mean, InvStdDev
+    ORTOPS_RETURN_IF_ERROR(mean_inv_std.Allocate(context, 1, stats));
     return OnOutput(context, x.shape, [&](CannRun& begun, void* y) -> OrtStatusPtr {
       cann::SequenceRun run;
       static_cast<CannRun&>(run) = begun;
       cann::ScratchLayout layout;
-      const size_t mean_at = layout.Add(has_mean ? 0 : stats_bytes);
-      const size_t inv_std_at = layout.Add(has_inv_std ? 0 : stats_bytes);
+      mean_inv_std.Reserve(&layout);
       ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
-      if (!has_mean) mean = run.Scratch(mean_at);
-      if (!has_inv_std) inv_std = run.Scratch(inv_std_at);
       return LaunchLayerNormV4(run, x, x.shape, normalized, &scale, bias.present ? &bias : nullptr, normalized_dims,
-                               epsilon_, y, mean, inv_std, stats);
+                               epsilon_, y, mean_inv_std.Data(run, 0), mean_inv_std.Data(run, 1), stats);
     });
   }
 

@@ -27,8 +27,9 @@
 #include "dtypes.h"
 #include "internal.h"
 #include "numerics.h"
-#include "op_call.h"
+#include "batch_norm_v3_checks.h"
 #include "norm_grad_dtype_rows.h"
+#include "op_call.h"
 
 namespace aclsim {
 namespace {
@@ -64,29 +65,11 @@ aclError k_batch_norm_grad_v3(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute is_training is false; the simulator implements the training form only", op);
   const size_t rank = x.dims.size();
-  for (const OpTensor* t : {&dy, &x, &c.out[0]}) {
-    const bool ok =
-        (t->format == ACL_FORMAT_NCHW && t->dims.size() == 4) || (t->format == ACL_FORMAT_NCDHW && t->dims.size() == 5);
-    if (!ok)
-      return fail(ACL_ERROR_FORMAT_NOT_MATCH,
-                  "%s: dy, x and dx must be 4-D with format NCHW (%d) or 5-D with format NCDHW (%d); got shape %s "
-                  "with format %d (the def's formats; NHWC / NDHWC are not simulated)",
-                  op, static_cast<int>(ACL_FORMAT_NCHW), static_cast<int>(ACL_FORMAT_NCDHW), shape_str(t->dims).c_str(),
-                  static_cast<int>(t->format));
-  }
+  if (aclError rc = expect_nchw_or_ncdhw(op, {&dy, &x, &c.out[0]}, "dy, x and dx", "NHWC / NDHWC")) return rc;
   if (aclError rc = expect_same_shape(c, "input 1 (x)", x, "input 0 (dy)", dy)) return rc;
   if (aclError rc = expect_output_shape(c, 0, "output 0 (dx)", x.dims, "x's shape")) return rc;
   const int64_t channels = x.dims[1];
-  const std::vector<int64_t> per_channel{channels};
-  for (size_t i = 2; i < 7; ++i) {
-    if (c.in[i].dims != per_channel)
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input %zu (%s) has shape %s, expected [%lld] (x's channels)", op,
-                  i, kInputNames[i], shape_str(c.in[i].dims).c_str(), static_cast<long long>(channels));
-  }
-  for (size_t o = 1; o < 3; ++o) {
-    const std::string what = "output " + std::to_string(o) + " (" + kOutputNames[o] + ")";
-    if (aclError rc = expect_output_shape(c, o, what.c_str(), per_channel, "[C]")) return rc;
-  }
+  if (aclError rc = expect_per_channel(c, 2, kInputNames, kOutputNames, channels)) return rc;
   int64_t inner = 1;
   for (size_t d = 2; d < rank; ++d) inner *= x.dims[d];
   const int64_t outer = x.dims[0];
