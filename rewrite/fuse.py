@@ -42,7 +42,10 @@ def has_candidates(model: onnx.ModelProto | onnx.GraphProto, rules: tuple[Rule, 
     rule's anchor op and an op of every group the rule ``needs``: the rules themselves say what
     they look for.
     """
-    op_types = graph_scopes.op_types(model)
+    return _could_match(graph_scopes.op_types(model), rules)
+
+
+def _could_match(op_types: set[str], rules: tuple[Rule, ...]) -> bool:
     return any(rule.could_match(op_types) for rule in rules)
 
 
@@ -182,12 +185,13 @@ def fuse(model, rules: tuple[Rule, ...], strict: bool = False, *, report: Rewrit
     report.already_fused = ops_of_domain(model, DOMAIN)
     timer = PhaseTimer(report.timings)
     with timer("scan"):
-        candidates = has_candidates(model, rules)
+        found = graph_scopes.scan(model)  # (has_candidates, and what the index need not read again)
+        candidates = _could_match(found.op_types, rules)
     if not candidates:
         return copy_model(model)
     try:
         with gc_paused():
-            fused = _fuse_graph(model, strict, report, timer, base_dir, rules)
+            fused = _fuse_graph(model, strict, report, timer, base_dir, rules, found.nested)
     finally:
         forget_inference()
     return fused if fused is not None else copy_model(model)
@@ -217,11 +221,13 @@ _TOPOSORT = object()  # _fuse_single: the edit needs graphsurgeon's toposort
 PROTO_PATH = True  # False: every model through graphsurgeon (the tests compare the two paths)
 
 
-def _fuse_graph(model, strict: bool, report: RewriteReport, timer, base_dir, rules: tuple[Rule, ...]):
+def _fuse_graph(model, strict: bool, report: RewriteReport, timer, base_dir, rules: tuple[Rule, ...],
+                nested: bool | None = None):
     """:func:`_fuse_single` for a single graph, else (or when the edit needs a topological sort)
-    :func:`_fuse_with_gs`. None: nothing accepted."""
+    :func:`_fuse_with_gs`. None: nothing accepted. ``nested``: does the main graph nest graphs
+    (None: unknown)."""
     with timer("import"):
-        graph = ProtoGraph(model) if PROTO_PATH and not model.functions else None
+        graph = ProtoGraph(model, nested) if PROTO_PATH and not model.functions else None
     if graph is not None and graph.single:
         sites, notes = len(report.sites), len(report.notes)
         out = _fuse_single(graph, model, strict, report, timer, base_dir, rules)

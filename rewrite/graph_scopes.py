@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import onnx
 import onnx_graphsurgeon as gs
@@ -130,25 +131,40 @@ def all_node_lists(model: onnx.ModelProto) -> Iterator[tuple[str | None, object]
                         yield key, g.node
 
 
-def op_types(model: onnx.ModelProto | onnx.GraphProto) -> set[str]:
-    """Every op type in the model: all graphs, nested subgraphs and functions (protobuf only; one
-    pass over the nodes: the pre-filter of a pass that may have nothing to do)."""
+class Scan(NamedTuple):
+    """What one pass over a model's nodes finds (:func:`scan`)."""
+
+    op_types: set[str]  # every op type: all graphs, nested subgraphs and functions
+    nested: bool  # a node of the main graph has an attribute of type GRAPH or GRAPHS
+
+
+def scan(model: onnx.ModelProto | onnx.GraphProto) -> Scan:
+    """Every op type in the model (all graphs, nested subgraphs and functions) and whether the
+    main graph nests graphs (protobuf only; one pass over the nodes: the pre-filter of a pass that
+    may have nothing to do, and what the single-graph index need not read again)."""
     found: set[str] = set()
 
-    def walk(nodes) -> None:
+    def walk(nodes) -> bool:
+        nested = False
         for node in nodes:
             found.add(node.op_type)
             if node.attribute:
+                nested = nested or any(a.type == _GRAPH or a.type == _GRAPHS for a in node.attribute)
                 for sub in _subgraphs(node):
                     walk(sub.node)
+        return nested
 
     if isinstance(model, onnx.GraphProto):
-        walk(model.node)
-    else:
-        walk(model.graph.node)
-        for function in model.functions:
-            walk(function.node)
-    return found
+        return Scan(found, walk(model.node))
+    nested = walk(model.graph.node)
+    for function in model.functions:
+        walk(function.node)
+    return Scan(found, nested)
+
+
+def op_types(model: onnx.ModelProto | onnx.GraphProto) -> set[str]:
+    """Every op type in the model (:func:`scan`)."""
+    return scan(model).op_types
 
 
 class NameAllocator:

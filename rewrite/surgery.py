@@ -474,20 +474,11 @@ def _import_attributes(proto: onnx.NodeProto, opset: int) -> OrderedDict:
 
 class _NodeTensors(SynchronizedList):
     """A :class:`ProtoNode`'s ``inputs`` / ``outputs``: graphsurgeon's SynchronizedList with its two
-    fields in slots (no instance dict per list)."""
+    fields in slots (no instance dict per list). Made filled, by ``list``'s own constructor
+    (the tensors' lists already name the node), then given its two fields."""
 
     __slots__ = ("parent_obj", "field_name")
-
-
-def _synchronized(parent, field_name: str) -> list:
-    """An empty synchronised list of ``parent`` (the caller fills it with list methods: the
-    tensors' own lists are already made)."""
-    out = _NODE_TENSORS_NEW(_NodeTensors)
-    out.parent_obj, out.field_name = parent, field_name
-    return out
-
-
-_NODE_TENSORS_NEW = _NodeTensors.__new__
+    __init__ = list.__init__
 
 
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
@@ -504,39 +495,63 @@ class ProtoGraph:
 
     node_type = ProtoNode  # what GraphView counts as a node of this graph
 
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(self, model: onnx.ModelProto, nested: bool | None = None):
+        """``nested``: whether a node holds a subgraph, when the caller already knows (the scan
+        of :func:`ort_ops.rewrite.graph_scopes.scan` read every node's attributes); else read here."""
         graph = self.proto = model.graph
         self.model = model
         self.opset = OnnxImporter.get_opset(model)
-        protos = graph.node
-        self.producers: dict[str, object] = {}  # name -> node index (a list when several write it)
-        self.consumers: dict[str, list[int]] = {}  # name -> node index per input slot, in node order
+        protos = self._protos = graph.node
+        # name -> node index (a list when several write it)
+        self.producers: dict[str, int | list[int]] = {}
+        # name -> node index per input slot, in node order (an int for a single reader, else a list)
+        self.consumers: dict[str, int | list[int]] = {}
         self.op_of: list[str] = []  # by node index
         self.name_of: list[str] = []  # by node index
         self.domain_of: dict[int, str] = {}  # node index -> domain, for the nodes that set one
-        self.single = not model.functions
+        # every node's input and output names, read once (node i's inputs are
+        # input_names[input_at[i]:input_at[i + 1]]): linking a node reads them here, not from its
+        # NodeProto again, and their hashes are already computed
+        self._input_names: list[str] = []
+        self._output_names: list[str] = []
+        self._input_at: list[int] = []
+        self._output_at: list[int] = []
         producers, consumers, domain_of = self.producers, self.consumers, self.domain_of
         get_consumers, get_producer = consumers.get, producers.get
         add_op, add_name = self.op_of.append, self.name_of.append
-        single = self.single
+        add_input, add_output = self._input_names.append, self._output_names.append
+        add_input_at, add_output_at = self._input_at.append, self._output_at.append
+        single = not model.functions and not nested
+        look = single and nested is None  # read the attributes for subgraphs here
+        n_in = n_out = 0
         for i, node in enumerate(protos):
             add_op(node.op_type)
             if node.HasField("domain"):
                 domain_of[i] = node.domain
             add_name(node.name)
+            add_input_at(n_in)
             for name in node.input:
+                add_input(name)
+                n_in += 1
                 at = get_consumers(name)
                 if at is None:
-                    consumers[name] = [i]
+                    consumers[name] = i
+                elif type(at) is int:
+                    consumers[name] = [at, i]
                 else:
                     at.append(i)
+            add_output_at(n_out)
             for name in node.output:
+                add_output(name)
+                n_out += 1
                 at = get_producer(name)
-                producers[name] = i if at is None else (at if isinstance(at, list) else [at]) + [i]
-            if single:
+                producers[name] = i if at is None else (at if type(at) is list else [at]) + [i]
+            if look:
                 attributes = node.attribute
-                if attributes:
-                    single = not any(a.type in _GRAPH_ATTRS for a in attributes)
+                if attributes and any(a.type in _GRAPH_ATTRS for a in attributes):
+                    single = look = False
+        add_input_at(n_in)
+        add_output_at(n_out)
         self.single = single
         self._nodes: list[ProtoNode | None] = [None] * len(protos)
         self._tensors: dict[str, gs.Tensor] = {}
@@ -582,18 +597,9 @@ class ProtoGraph:
     def _new_tensor(self, name: str) -> gs.Tensor:
         nodes = self._nodes
         at = self.producers.get(name)
-        if at is None:
-            writers = []
-        elif type(at) is int:
-            writers = [nodes[at] or self.node(at)]
-        else:
-            writers = [nodes[i] or self.node(i) for i in at]
-        readers = self.consumers.get(name)
-        if readers:
-            node = self.node
-            readers = [nodes[i] or node(i) for i in readers]
-        else:
-            readers = []
+        writers = [] if at is None else [nodes[at] or self.node(at)] if type(at) is int else self._nodes_at(at)
+        at = self.consumers.get(name)
+        readers = [] if at is None else [nodes[at] or self.node(at)] if type(at) is int else self._nodes_at(at)
         # a tensor's producer / consumer lists are plain lists here: every edit changes them
         # through a node's synchronised list or with list methods (and a plain list makes no
         # tensor <-> list reference cycle for the collector to find)
@@ -607,17 +613,21 @@ class ProtoGraph:
         self._tensors[name] = tensor
         return tensor
 
+    def _nodes_at(self, indices: list[int]) -> list[ProtoNode]:
+        found = list(map(self._nodes.__getitem__, indices))
+        return found if None not in found else [self.node(i) for i in indices]
+
     def link(self, node: ProtoNode) -> None:
         """Give ``node`` its ``inputs`` and ``outputs``: synchronised lists of the tensors its
         NodeProto names (made on first use), as graphsurgeon's import links them."""
-        proto = self.proto.node[node.index]
-        get, new = self._tensors.get, self._new_tensor
-        inputs = _synchronized(node, "outputs")
-        for name in proto.input:
-            list.append(inputs, (get(name) or new(name)) if name else self._empty([], [node]))
-        outputs = _synchronized(node, "inputs")
-        for name in proto.output:
-            list.append(outputs, (get(name) or new(name)) if name else self._empty([node], []))
+        i = node.index
+        get, new, empty = self._tensors.get, self._new_tensor, self._empty
+        inputs = _NodeTensors([(get(name) or new(name)) if name else empty([], [node])
+                               for name in self._input_names[self._input_at[i]:self._input_at[i + 1]]])
+        outputs = _NodeTensors([(get(name) or new(name)) if name else empty([node], [])
+                                for name in self._output_names[self._output_at[i]:self._output_at[i + 1]]])
+        inputs.parent_obj, inputs.field_name = node, "outputs"
+        outputs.parent_obj, outputs.field_name = node, "inputs"
         node.inputs, node.outputs = inputs, outputs
         node.linked, node.arity = True, (len(inputs), len(outputs))
         self._linked.append(node)
@@ -672,7 +682,7 @@ class ProtoGraph:
         consumers = self.consumers
         dangling = [(name, i) for name, at in self.producers.items()
                     if name and name not in consumers and name not in outputs
-                    for i in (at if isinstance(at, list) else (at,))]  # (the caller needs no order)
+                    for i in (at if type(at) is list else (at,))]  # (the caller needs no order)
         unused = {t.name for t in self.proto.initializer if t.name not in consumers and t.name not in outputs}
         return dangling, unused
 

@@ -319,3 +319,36 @@ def test_proto_graph_is_what_graphsurgeon_imports(name):
     if name == "awkward":
         assert [name for name, _ in dangling] == ["dangling"] and initializers == {"b16"}
     lazy.release(())
+
+
+@pytest.mark.parametrize("kind, single", [("none", True), ("graph", False), ("graphs", False),
+                                          ("empty_graphs", False), ("untyped_g", True)])
+def test_scan_tells_the_index_what_it_would_have_read(kind, single):
+    """fuse hands the scan's ``nested`` to ProtoGraph, which then reads no attributes: a graph is
+    single (the NodeProto path) with the hint exactly when it is without it."""
+    from ort_ops.rewrite.graph_scopes import scan
+    from ort_ops.rewrite.surgery import ProtoGraph
+
+    body = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "body", [],
+                             [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [1])])
+    node = helper.make_node("Custom", ["x"], ["y"], domain="test.domain")
+    attr = node.attribute.add(name="body")
+    if kind == "graph":
+        attr.type = onnx.AttributeProto.GRAPH
+        attr.g.CopyFrom(body)
+    elif kind == "graphs":
+        attr.type = onnx.AttributeProto.GRAPHS
+        attr.graphs.append(body)
+    elif kind == "empty_graphs":
+        attr.type = onnx.AttributeProto.GRAPHS
+    elif kind == "untyped_g":  # a writer that left the type unset (the scan still walks the body)
+        attr.g.CopyFrom(body)
+    else:
+        attr.type, attr.i = onnx.AttributeProto.INT, 1
+    x, y = (helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1]) for n in ("x", "y"))
+    model = helper.make_model(helper.make_graph([node, helper.make_node("Relu", ["y"], ["r"])], "g", [x],
+                                                [helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, [1])]))
+    found = scan(model)
+    assert ("Identity" in found.op_types) == (kind in ("graph", "graphs", "untyped_g"))
+    assert ProtoGraph(model).single is single
+    assert ProtoGraph(model, found.nested).single is single
