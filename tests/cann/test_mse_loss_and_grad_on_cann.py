@@ -7,14 +7,9 @@ in its own process (ACLSIM_SOC_NAME is read at aclInit)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
-from acl_ctypes import sim_env
+from acl_ctypes import run_script_on
 
 pytestmark = pytest.mark.usefixtures("sim_dir")
 
@@ -60,10 +55,7 @@ print("@@" + json.dumps(result))
 
 
 def run_on(soc: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD)], capture_output=True, text=True,
-                          timeout=300, env=sim_env(ACLSIM_SOC_NAME=soc))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+    return run_script_on(soc, CHILD)
 
 
 @pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend310P3"])

@@ -41,11 +41,7 @@ class CannKernel : public CheckedAttributesKernel<Attributes, ReadAttributes> {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Run run;
-    ORTOPS_RETURN_IF_ERROR(GetInputs(context, &run));
-    void* loss = nullptr;
-    void* dprediction = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &loss));
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.prediction.shape, &dprediction));
+    ORTOPS_RETURN_IF_ERROR(Prepare(context, &run));
     if (run.prediction.count == 0) {
       return MakeError(std::string(kName) + " on CANN: prediction shape " + ShapeText(run.prediction.shape) +
                            " is empty; CANN's ops take no empty tensors (the CPU kernel does)",
@@ -59,7 +55,7 @@ class CannKernel : public CheckedAttributesKernel<Attributes, ReadAttributes> {
     Float32Io<T> f32;
     const size_t x = f32.Input(&layout, run.prediction.data, shape), y = f32.Input(&layout, run.target.data, shape),
                  d = f32.Input(&layout, run.dloss.data, one);
-    const size_t out_loss = f32.Output(&layout, loss, one), out_dx = f32.Output(&layout, dprediction, shape);
+    const size_t out_loss = f32.Output(&layout, run.loss, one), out_dx = f32.Output(&layout, run.dprediction, shape);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch_, run.prediction.memory, layout.size()));
     ORTOPS_RETURN_IF_ERROR(f32.CastInputs(cann));
     const char* reduction = attributes_.mean ? "mean" : "sum";

@@ -14,11 +14,7 @@ struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     Run run;
-    ORTOPS_RETURN_IF_ERROR(GetInputs(context, &run));
-    void* loss = nullptr;
-    void* dprediction = nullptr;
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &loss));
-    ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 1, run.prediction.shape, &dprediction));
+    ORTOPS_RETURN_IF_ERROR(Prepare(context, &run));
     const size_t n = run.prediction.count;
     const float cof = GradientScale(attributes_.mean, n);
     const float dloss = LoadFloat<T>(run.dloss.data, 0);
@@ -27,10 +23,10 @@ struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
       const float d = LoadFloat<T>(run.prediction.data, i) - LoadFloat<T>(run.target.data, i);
       const float square = d * d;
       total = i == 0 ? square : total + square;
-      StoreFloat<T>(dprediction, i, (d * cof) * dloss);
+      StoreFloat<T>(run.dprediction, i, (d * cof) * dloss);
     }
     if (attributes_.mean) total *= static_cast<float>(1.0 / static_cast<double>(n));
-    StoreFloat<T>(loss, 0, total);
+    StoreFloat<T>(run.loss, 0, total);
     return nullptr;
   }
 };

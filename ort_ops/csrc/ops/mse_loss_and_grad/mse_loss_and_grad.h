@@ -33,6 +33,8 @@ inline OrtStatusPtr ReadAttributes(const OrtKernelInfo* info, Attributes* a) {
 
 struct Run {
   TensorView prediction, target, dloss;
+  void* loss = nullptr;         // output 0, []
+  void* dprediction = nullptr;  // output 1, prediction's shape (null when empty)
 };
 
 // Reads prediction, target (prediction's shape) and dloss [] (errors name the inputs and shapes).
@@ -50,6 +52,13 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
                      ShapeText(run->dloss.shape));
   }
   return nullptr;
+}
+
+// GetInputs, then allocates both outputs.
+inline OrtStatusPtr Prepare(OrtKernelContext* context, Run* run) {
+  ORTOPS_RETURN_IF_ERROR(GetInputs(context, run));
+  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, {}, &run->loss));
+  return AllocateOutput(context, 1, run->prediction.shape, &run->dprediction);
 }
 
 // cof of `count` elements: 2 / count in double rounded once to float32 ("mean"), else 2 (CANN's
