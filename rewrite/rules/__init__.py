@@ -1,7 +1,7 @@
 """The fusion rules, in the order they are tried (the only lists of them).
 
 ``RULES``: the ELU backward -> ``EluGrad`` rules (:func:`ort_ops.rewrite.fuse_elu_grad`).
-``TRAINING_RULES``: those, then the subgraph rules -> ``SoftmaxCrossEntropyLossAndGrad`` and
+``TRAINING_RULES``: those, then the subgraph rules -> ``SoftmaxCrossEntropyLossAndGrad``, ``MseLossAndGrad`` and
 ``MaxPoolGrad`` (:func:`ort_ops.rewrite.fuse_training`). The subgraph rules anchor on other ops (Sub,
 ScatterElements) than the ELU rules (Where, Mul, EluGrad), so their order among each other only
 matters for reports.
@@ -26,6 +26,7 @@ ELU_RULE_MODULES = (
 )
 TRAINING_RULE_MODULES = (
     "softmax_cross_entropy",
+    "mse_loss",
     "max_pool_backward",
     "leaky_relu_backward",
     "softmax_backward",

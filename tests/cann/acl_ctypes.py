@@ -314,6 +314,15 @@ def run_child(body: str, timeout: float = 120, **env) -> tuple[dict, str]:
     return json.loads(line[len("@@RESULT@@"):]), proc.stderr
 
 
+def run_script_on(soc: str, script: str, timeout: float = 300) -> dict:
+    """Runs `script` (it prints its JSON result on a line starting with "@@") in a fresh
+    interpreter on the simulated `soc` (ACLSIM_SOC_NAME is read at aclInit); returns that result."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=timeout, env=sim_env(ACLSIM_SOC_NAME=soc))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+
+
 def _pack(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
 

@@ -76,7 +76,10 @@ def test_exported_leaky_relu_backward_fuses(slope, inplace):
     want = ort_io.run(session(model), feeds, names)
     got = ort_io.run(session(fused), feeds, names)
     for name, g, w in zip(names, got, want):
-        assert np.array_equal(bits(g), bits(w)), name
+        if name == "loss":  # F.mse_loss is fused too (MseLossAndGrad): its loss within float32's tolerance
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7, err_msg=name)
+        else:
+            assert np.array_equal(bits(g), bits(w)), name
     # independently: PyTorch's eager autograd of the same module
     net.zero_grad()
     F.mse_loss(net(x), y).backward()
