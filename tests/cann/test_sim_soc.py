@@ -43,7 +43,7 @@ MISSING = {
     "Less": {P}, "LessEqual": {B}, "Greater": {B}, "GreaterEqual": {B}, "LogicalNot": {B}, "LogicalAnd": {B},
     "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
     "ReduceMax": {B}, "ReduceMin": {B}, "ReduceProd": {B}, "ClipByValueV2": {B},
-    "IsNan": {B, P, T},
+    "IsNan": {B, P, T}, "ArgMaxV2": {B}, "ArgMin": {B},
 }
 # Op types every family has (README rows all √, or no README).
 EVERYWHERE = ["Cumsum", "SoftmaxV2", "Pow", "PadV3", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
