@@ -122,7 +122,7 @@ CASES = [
                                       np.float32)]),
     Case("is_nan_f16", "IsNaN", [np.where(boolean(3, 7), np.nan, f32(3, 7)).astype(np.float16)]),
     Case("is_nan_opset13_3d", "IsNaN", [np.where(boolean(2, 3, 5), np.nan, f32(2, 3, 5))], opset=13),
-    # CumSum: one CANN Cumsum (axis read on the host; exclusive / reverse passed on); float16 sums in float32
+    # CumSum: one CANN Cumsum (axis read on the host; exclusive / reverse passed on); float16 sums in float32 on both
     Case("cumsum", "CumSum", [f32(4, 33), np.array(1, np.int64)], consts=[1]),
     Case("cumsum_axis0_int32_axis", "CumSum", [f32(5, 3, 4), np.array(0, np.int32)], consts=[1]),
     Case("cumsum_exclusive", "CumSum", [f32(3, 17), np.array(-1, np.int64)], {"exclusive": 1}, consts=[1]),
@@ -134,9 +134,11 @@ CASES = [
          consts=[1]),
     Case("cumsum_int64_exclusive", "CumSum", [i64(6, 5, high=1 << 40), np.array(0, np.int32)], {"exclusive": 1},
          consts=[1]),
-    Case("cumsum_f16", "CumSum", [f32(3, 40).astype(np.float16), np.array(1, np.int64)], consts=[1], exact=False),
+    Case("cumsum_f16", "CumSum", [f32(3, 40).astype(np.float16), np.array(1, np.int64)], consts=[1]),
+    Case("cumsum_f16_lost_steps", "CumSum", [np.array([2048] + [1] * 8, np.float16), np.array(0, np.int64)],
+         consts=[1]),
     Case("cumsum_f16_exclusive_reverse", "CumSum", [f32(4, 6, 5).astype(np.float16), np.array(-3, np.int64)],
-         {"exclusive": 1, "reverse": 1}, consts=[1], exact=False),
+         {"exclusive": 1, "reverse": 1}, consts=[1]),
     # ArgMax / ArgMin: CANN ArgMaxV2 / ArgMin (first of equal extremes); NaN as the CPU EP: rank >= 2, a NaN first
     # element wins and a later NaN never does (SelectV2(NotEqual(x, x), +-inf edge, x)); 1-D, the first NaN wins
     Case("arg_max", "ArgMax", [f32(4, 33)], {"axis": 1}, opset=13),

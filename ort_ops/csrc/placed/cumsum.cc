@@ -1,8 +1,8 @@
 // CumSum (11, 14) placed on CANN: one CANN Cumsum (hicann/ops-math math/cumsum: op_graph/cumsum_proto.h, x and a
 // one-element int32/int64 axis; attrs exclusive and reverse, ONNX's meaning), the axis read on the host (a constant
-// or a host input) and passed as a constant input. Floats: CANN accumulates float16 in float32 (op_kernel/
-// cumsum_apt.cpp's PromoteType) and its AI Core kernel sums by a tree, where ORT's CPU EP adds sequentially in x's
-// type; integers are exact (both wrap).
+// or a host input) and passed as a constant input. CANN accumulates float16 in float32 (op_kernel/cumsum_apt.cpp's
+// PromoteType), as ORT's CPU EP does (measured: one rounding per output); the simulator sums sequentially, as the
+// CPU EP; CANN's arch35 AI Core kernel sums by a tree (floats may differ in the last bits on hardware). Integers wrap.
 #include <cstdint>
 #include <string>
 #include <vector>
