@@ -43,9 +43,10 @@ MISSING = {
     "Less": {P}, "LessEqual": {B}, "Greater": {B}, "GreaterEqual": {B}, "LogicalNot": {B}, "LogicalAnd": {B},
     "LogicalOr": {B}, "Slice": {B}, "Identity": {B}, "Expand": {B},
     "ReduceMax": {B}, "ReduceMin": {B}, "ReduceProd": {B}, "ClipByValueV2": {B},
+    "IsNan": {B, P, T}, "ArgMaxV2": {B}, "ArgMin": {B},
 }
 # Op types every family has (README rows all √, or no README).
-EVERYWHERE = ["SoftmaxV2", "Pow", "PadV3", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
+EVERYWHERE = ["Cumsum", "SoftmaxV2", "Pow", "PadV3", "ConcatV2", "SplitV", "Elu", "Sub", "RealDiv", "Neg", "Sin", "Cos", "Cast", "Fill", "Transpose", "TransposeD", "SelectV2", "StridedSlice", "ReduceAny", "ReduceAll",
               "MaxPoolGrad", "MatMulV2", "MatMul", "BatchMatMul", "Conv2D", "GEMM", "BroadcastToD",
               "NoSuchOpAnywhere"]
 

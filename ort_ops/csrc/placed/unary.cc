@@ -1,7 +1,8 @@
 // Unary ops placed on CANN, each one CANN op of the same meaning: Elu (CANN Elu, scale and
 // input_scale 1), Exp (Exp, base e), Log, Neg, Abs, Sqrt, Reciprocal, Relu, Sigmoid, Tanh, Not
 // (LogicalNot), Gelu (GeluV2, its approximate "none" or "tanh" passed on), LeakyRelu (its alpha as CANN's
-// negative_slope; bfloat16 not on the Atlas training series, activation/leaky_relu/README.md); Sign (below).
+// negative_slope; bfloat16 not on the Atlas training series, activation/leaky_relu/README.md); Sign and IsNaN
+// (below).
 #include <cstring>
 #include <string>
 
@@ -120,6 +121,29 @@ class SignKernel : public PlacedKernel {
   mutable cann::ScratchUser scratch_;
 };
 
+// IsNaN: CANN IsNan (hicann/ops-math math/is_nan: y = x != x, bool; on Ascend 950 and Atlas A2/A3 only, its
+// README), else NotEqual(x, x) (math/not_equal, on the Atlas training / inference series too): one launch either
+// way, both exact. The route is the first of the two the SoC has (RouteOnSoc, as the placement rule).
+class IsNanKernel : public PlacedKernel {
+ public:
+  IsNanKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
+      : PlacedKernel(info, op, status, RouteOnSoc("IsNaN", {kDefaultRoute, "not_equal"})), acl_op_(Launch(0)) {}
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
+    TensorView x;
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
+    return OnOutput(context, x.shape, [&](CannRun& run, void* out) -> OrtStatusPtr {
+      AclOp op(*run.acl, acl_op_);
+      op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape);
+      if (std::strcmp(acl_op_, "NotEqual") == 0) op.Input(x.data, Bytes(x), AclTypeOf(x.type), x.shape);
+      return op.Output(out, x.count, ACL_BOOL, x.shape).Run(run.stream);
+    });
+  }
+
+ private:
+  const char* acl_op_;
+};
+
 }  // namespace
 
 void RegisterCann(OpList& list) {
@@ -132,6 +156,7 @@ void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64})
     list.Add("Sign", {In(t)}, {In(t)}, Make<SignKernel>);
   for (const char* m : kLogical) list.Add(m, {In(kBool)}, {In(kBool)}, Make<UnaryKernel>);
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16}) list.Add("IsNaN", {In(t)}, {In(kBool)}, Make<IsNanKernel>);
 }
 
 }  // namespace ortops::placed::unary

@@ -294,6 +294,26 @@ aclError k_logical_not(const OpCall& c, Run* run) {
   return ACL_SUCCESS;
 }
 
+// IsNan(x) -> y bool: x != x per element (hicann/ops-math math/is_nan/README.md formula; x bfloat16, float16,
+// float32 and y bool: op_host/is_nan_def.cpp). Half types compare their float32 value: the same answer.
+aclError k_is_nan(const OpCall& c, Run* run) {
+  if (aclError rc = expect_counts(c, 1, 1)) return rc;
+  if (aclError rc = expect_dtype_in(c, "input 0 (x)", c.in[0], {ACL_BF16, ACL_FLOAT16, ACL_FLOAT})) return rc;
+  if (aclError rc = expect_dtype_in(c, "output 0 (y)", c.out[0], {ACL_BOOL})) return rc;
+  if (aclError rc = expect_same_shape(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0])) return rc;
+  visit_dtype(c.in[0].dtype, [&](auto t) {
+    using T = decltype(t);
+    *run = [c] {
+      auto* y = static_cast<uint8_t*>(c.out[0].data);
+      for (int64_t i = 0; i < c.out[0].numel; ++i) {
+        const auto v = load_at<T>(c.in[0].data, i);
+        y[i] = v != v ? 1 : 0;
+      }
+    };
+  });
+  return ACL_SUCCESS;
+}
+
 // Select(condition: bool, x1, x2) and SelectV2(condition, then, else) -> condition ? x1 : x2,
 // all three broadcast like NumPy (any non-zero condition byte is true); any dtype (copied by size).
 aclError k_select(const OpCall& c, Run* run) {
@@ -336,6 +356,6 @@ ACLSIM_OPS(elementwise, {"Pow", k_pow}, {"Add", k_add}, {"Sub", k_sub}, {"Mul", 
            {"RealDiv", k_div}, {"Maximum", k_maximum}, {"Minimum", k_minimum}, {"Less", k_less},
            {"LessEqual", k_less_equal}, {"Greater", k_greater}, {"GreaterEqual", k_greater_equal}, {"Equal", k_equal},
            {"NotEqual", k_not_equal}, {"Select", k_select}, {"SelectV2", k_select}, {"LogicalNot", k_logical_not},
-           {"LogicalAnd", k_logical_and}, {"LogicalOr", k_logical_or})
+           {"LogicalAnd", k_logical_and}, {"LogicalOr", k_logical_or}, {"IsNan", k_is_nan})
 
 }  // namespace aclsim
