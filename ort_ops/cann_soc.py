@@ -16,7 +16,7 @@ from pathlib import Path
 TABLE_PATH = Path(__file__).with_name("cann_soc_table.json")
 ALL = "all"  # "on" of an op type every family has
 DEFAULT_ROUTE = "default"
-MAX_ROUTE_OPS = 4  # CANN ops one route of a placed kernel may launch (the C++ table's array size)
+MAX_ROUTE_OPS = 5  # CANN ops one route of a placed kernel may launch (the C++ table's array size)
 
 
 @functools.cache

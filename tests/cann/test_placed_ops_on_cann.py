@@ -115,6 +115,22 @@ CASES = [
          exact=False),
     Case("instance_norm_5d_f16", "InstanceNormalization",
          [f32(1, 2, 3, 2, 4).astype(np.float16), f32(2).astype(np.float16), f32(2).astype(np.float16)], exact=False),
+    Case("max_int8", "Max", [i64(4, 5).astype(np.int8), i64(5).astype(np.int8)]),
+    Case("min_uint8", "Min", [np.arange(20, dtype=np.uint8).reshape(4, 5), np.full(5, 7, np.uint8)]),
+    Case("max_uint32_extremes", "Max", [np.array([0, 1, 2**32 - 1, 5], np.uint32),
+                                        np.array([3, 2**31, 1, 5], np.uint32)]),
+    Case("min_uint64_extremes", "Min", [np.array([0, 2**64 - 1, 2**63, 9], np.uint64),
+                                        np.array([1, 2**63 + 1, 2**64 - 2, 9], np.uint64)]),
+    # ArgMax / ArgMin with select_last_index 1: StridedSlice (reverse), the first index, Sub from depth - 1
+    Case("argmax_last_ties", "ArgMax", [np.array([[1, 3, 3, 0], [2, 2, 2, 2], [5, 1, 5, 1]], np.float32)],
+         {"axis": 1, "select_last_index": 1}),
+    Case("argmin_last_axis0_keepdims_f16", "ArgMin", [np.array([[1, 3], [1, 0], [4, 0]], np.float16)],
+         {"axis": 0, "select_last_index": 1}),
+    Case("argmax_last_int64_neg_axis", "ArgMax", [np.array([[[1, 9, 9], [4, 4, 2]]], np.int64)],
+         {"axis": -1, "keepdims": 0, "select_last_index": 1}),
+    Case("argmax_last_nan", "ArgMax",
+         [np.array([[np.nan, 1, 2], [1, np.nan, 1], [3, 3, np.nan], [1, 2, 3]], np.float32)],
+         {"axis": 1, "select_last_index": 1}),
     Case("max_f64", "Max", [f32(3, 4).astype(np.float64), f32(3, 1).astype(np.float64)]),
     # IsNaN: CANN IsNan (x != x; on Atlas A2/A3), NotEqual(x, x) where the SoC lacks it
     Case("is_nan", "IsNaN", [np.array([[np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 3.0],
@@ -619,12 +635,20 @@ def test_is_nan_not_equal_route_in_a_child(tmp_path):
     assert f"{sum(c.op == 'IsNaN' for c in CASES)} passed" in proc.stdout, proc.stdout[-2000:]
 
 
-def test_arg_max_select_last_index_stays_on_the_cpu(tmp_path):
-    for op in ("ArgMax", "ArgMin"):
-        case = Case("last", op, [f32(3, 5)], {"axis": 1, "select_last_index": 1}, opset=13)
-        session = cann_ep.session(case.model(), profile_prefix=str(tmp_path / op))
-        (entry,) = session.placement.nodes
-        assert entry.where == "cpu" and "select_last_index" in session.placement.summary(), session.placement.summary()
+def test_arg_max_select_last_index_reverses_and_subtracts(tmp_path):
+    """select_last_index 1: floats launch NotEqual, SelectV2, StridedSlice, the arg op and Sub; integers the last
+    three (the op counts of one run)."""
+    from session_runs import launched_by
+
+    for op, cann_op in (("ArgMax", "ArgMaxV2"), ("ArgMin", "ArgMin")):
+        for x, want in ((f32(3, 5), {"NotEqual": 1, "SelectV2": 1, "StridedSlice": 1, cann_op: 1, "Sub": 1}),
+                        (i64(3, 5), {"StridedSlice": 1, cann_op: 1, "Sub": 1})):
+            case = Case("last", op, [x], {"axis": 1, "select_last_index": 1}, opset=13)
+            session = cann_ep.session(case.model())
+            (entry,) = session.placement.nodes
+            assert entry.where == "placed", session.placement.summary()
+            _, ops = launched_by(session, case.feeds())
+            assert ops == want
 
 
 def test_every_rule_is_covered_here():

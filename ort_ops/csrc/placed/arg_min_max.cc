@@ -8,7 +8,12 @@
 // "default"), where the constant `edge` (broadcast along the axis) is +inf at position 0 and -inf after it for
 // ArgMax (the reverse for ArgMin): a NaN at 0 then wins, a later one loses to (or ties after) every element before
 // it, which is the CPU EP's index. A 1-D x and integers ("integer"): the one launch.
-// select_last_index 1 stays on the CPU (the placement rule).
+// select_last_index 1 (routes "last", "last_integer"): the first index of x reversed along the axis (StridedSlice with
+// step -1), subtracted from depth - 1 (Sub). The CPU EP (measured) scans for x[k] >= best from x[0] then, for any
+// rank, so a NaN first element wins and a later NaN never does: floats take the same SelectV2(NotEqual(x, x), edge,
+// x) first. Exact but where NaN meets infinities: with x[0] NaN and a later +inf (ArgMax; -inf for ArgMin) the
+// later infinity's index, where the CPU EP gives 0; with a NaN after the last of the row's extremes when those
+// are -inf (ArgMax; +inf for ArgMin), the NaN's index.
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -23,10 +28,23 @@ namespace {
 
 bool IsFloat(ONNXTensorElementDataType t) { return t == kF32 || t == kF16; }
 
+const char* RouteOf(ONNXTensorElementDataType t, bool last) {
+  if (last) return IsFloat(t) ? "last" : "last_integer";
+  return IsFloat(t) ? kDefaultRoute : "integer";
+}
+
+// The node's select_last_index (0 if unreadable: the constructor reads it again and reports the error).
+bool SelectLast(const OrtKernelInfo* info) {
+  int64_t last = 0;
+  OrtStatusPtr status = ReadIntAttribute(info, "ArgMax/ArgMin", "select_last_index", 0, &last);
+  if (status != nullptr) Api().ReleaseStatus(status);
+  return last != 0;
+}
+
 class ArgKernel : public PlacedKernel {
  public:
   ArgKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status, IsFloat(op.GetInputType(0)) ? kDefaultRoute : "integer"),
+      : PlacedKernel(info, op, status, RouteOf(op.GetInputType(0), SelectLast(info))),
         is_max_(std::strcmp(op.GetName(), "ArgMax") == 0),
         float_(IsFloat(op.GetInputType(0))) {
     if (*status != nullptr) return;
@@ -34,9 +52,7 @@ class ArgKernel : public PlacedKernel {
     *status = ReadIntAttribute(info, name(), "axis", 0, &axis_);
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "keepdims", 1, &keepdims_);
     if (*status == nullptr) *status = ReadIntAttribute(info, name(), "select_last_index", 0, &select_last);
-    if (*status == nullptr && select_last != 0) {
-      *status = Fail("select_last_index 1: CANN's ArgMaxV2 / ArgMin give the first index");
-    }
+    last_ = select_last != 0;
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
@@ -55,20 +71,49 @@ class ArgKernel : public PlacedKernel {
       const int64_t count = static_cast<int64_t>(x.count) / depth;
       const std::vector<int64_t> y_dims = reduced.empty() ? std::vector<int64_t>{1} : reduced;
       const int64_t dimension = axis;
-      auto arg = [&](const CannRun& run, const void* data) {
+      const size_t index_bytes = static_cast<size_t>(count) * sizeof(int64_t);
+      auto arg = [&](const CannRun& run, const void* data, void* to) {
         return AclOp(*run.acl, is_max_ ? "ArgMaxV2" : "ArgMin")
             .Input(data, Bytes(x), type, x.shape)
             .ConstInput(&dimension, sizeof(dimension), ACL_INT64, {1})
-            .Output(out, static_cast<size_t>(count) * sizeof(int64_t), ACL_INT64, y_dims)
+            .Output(to, index_bytes, ACL_INT64, y_dims)
             .AttrInt("dtype", 9)  // ge::DT_INT64
             .Run(run.stream);
       };
-      if (!float_ || x.shape.size() == 1) return arg(begun, x.data);  // see the top of the file
+      if (!last_ && (!float_ || x.shape.size() == 1)) return arg(begun, x.data, out);  // see the top of the file
       cann::SequenceRun run;
       static_cast<CannRun&>(run) = begun;
       cann::ScratchLayout layout;
-      const size_t nan_at = layout.Add(x.count), clean_at = layout.Add(Bytes(x));
+      const size_t nan_at = layout.Add(float_ ? x.count : 0), clean_at = layout.Add(float_ ? Bytes(x) : 0);
+      const size_t reversed_at = layout.Add(last_ ? Bytes(x) : 0), first_at = layout.Add(last_ ? index_bytes : 0);
       ORTOPS_RETURN_IF_ERROR(run.Lease(context, scratch_, x.memory, layout.size()));
+      // the last index: depth - 1 - the first index of x reversed along the axis
+      auto last = [&](const void* data) -> OrtStatusPtr {
+        const auto rank = static_cast<int64_t>(x.shape.size());
+        std::vector<int64_t> begin(x.shape.size(), 0), end = x.shape, step(x.shape.size(), 1);
+        begin[static_cast<size_t>(axis)] = depth - 1;
+        end[static_cast<size_t>(axis)] = -1;  // before the first element: its end_mask bit (see placed/slice.cc)
+        step[static_cast<size_t>(axis)] = -1;
+        void* reversed = run.Scratch(reversed_at);
+        void* first = run.Scratch(first_at);
+        ORTOPS_RETURN_IF_ERROR(AclOp(*run.acl, "StridedSlice")
+                                   .Input(data, Bytes(x), type, x.shape)
+                                   .ConstInput(begin.data(), begin.size() * sizeof(int64_t), ACL_INT64, {rank})
+                                   .ConstInput(end.data(), end.size() * sizeof(int64_t), ACL_INT64, {rank})
+                                   .ConstInput(step.data(), step.size() * sizeof(int64_t), ACL_INT64, {rank})
+                                   .Output(reversed, Bytes(x), type, x.shape)
+                                   .AttrInt("begin_mask", 0)
+                                   .AttrInt("end_mask", int64_t{1} << axis)
+                                   .Run(run.stream));
+        ORTOPS_RETURN_IF_ERROR(arg(run, reversed, first));
+        const int64_t top = depth - 1;
+        return AclOp(*run.acl, "Sub")
+            .ConstInput(&top, sizeof(top), ACL_INT64, {1})
+            .Input(first, index_bytes, ACL_INT64, y_dims)
+            .Output(out, index_bytes, ACL_INT64, y_dims)
+            .Run(run.stream);
+      };
+      if (!float_) return last(x.data);
       void* is_nan = run.Scratch(nan_at);
       void* clean = run.Scratch(clean_at);
       // edge: [1, ..., depth, ..., 1] of x's type, the first +inf (ArgMax) or -inf (ArgMin), the rest the other.
@@ -98,13 +143,14 @@ class ArgKernel : public PlacedKernel {
                                  .Input(x.data, Bytes(x), type, x.shape)
                                  .Output(clean, Bytes(x), type, x.shape)
                                  .Run(run.stream));
-      return arg(run, clean);
+      return last_ ? last(clean) : arg(run, clean, out);
     });
   }
 
  private:
   bool is_max_;
   bool float_;
+  bool last_ = false;
   int64_t axis_ = 0;
   int64_t keepdims_ = 1;
   mutable cann::ScratchUser scratch_;

@@ -188,7 +188,8 @@ void RegisterCann(OpList& list) {
   for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kI32, kI64, kBool}) {
     list.Add("Where", {In(kBool), In(t), In(t)}, {In(t)}, Make<WhereKernel>);
   }
-  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI32, kI64}) {
+  // (the types of CANN Maximum / Minimum's prototypes, math/maximum/op_graph/maximum_proto.h, that ONNX's Min/Max have)
+  for (ONNXTensorElementDataType t : {kF32, kF16, kBF16, kF64, kI8, kI32, kI64, kU8, kU32, kU64}) {
     for (const char* m : {"Min", "Max"}) list.Add(m, {Variadic(t)}, {In(t)}, Make<MinMaxKernel>);
   }
 }

@@ -31,6 +31,8 @@ constexpr ONNXTensorElementDataType kI8 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
 constexpr ONNXTensorElementDataType kI16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
 constexpr ONNXTensorElementDataType kU8 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
 constexpr ONNXTensorElementDataType kU16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16;
+constexpr ONNXTensorElementDataType kU32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32;
+constexpr ONNXTensorElementDataType kU64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64;
 constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
 
 // A file's ops register through `void RegisterCann(OpList& list)` (common/declared_op.h), one
@@ -50,7 +52,7 @@ struct Launches {
   const char* onnx_op;
   const char* route;
   size_t count;
-  const char* ops[4];  // ort_ops/cann_soc.py MAX_ROUTE_OPS
+  const char* ops[5];  // ort_ops/cann_soc.py MAX_ROUTE_OPS (more initializers than this: a compile error)
 };
 constexpr const char* kDefaultRoute = "default";
 // The entry of `onnx_op` on `route`, or nullptr if the table has none.
