@@ -31,8 +31,11 @@ fuse_elu_grad's phases are timed inside the pass
   onnxscript  the same fusion as an onnxscript rewriter rule (deserialize, apply, serialize),
               also with the collector paused (``os gc`` = with the collector running)
   no-ELU      fuse_elu_grad on a graph without ELU backward (same size)
+  1/10 ELU    fuse_elu_grad on a graph of the same size with an ELU layer every 10 layers and ReLU
+  1/100 ELU   layers (with their backward, which the ELU rules try and reject) between: a real
+              model's density of sites rather than the all-sites chain above
   m+e/gs      match+edit / gs rt;  fuse/gs, fuse/os: total-time ratios
-Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000] [--repeats 3]
+Usage: python benchmarks/bench_rewrite.py [--sizes 1000 10000 100000] [--repeats 3] [--against DIR [--elu-every K]]
 
 It measures the ``ort_ops`` Python finds: the installed one, or this checkout's when run as
 ``python -m benchmarks.bench_rewrite`` from the checkout root (or with ``PYTHONPATH=.``).
@@ -64,26 +67,40 @@ from ort_ops.rewrite import RewriteReport, fuse_elu_grad
 from ort_ops.rewrite.surgery import gc_paused
 
 
-def chain(n_nodes: int, with_backward: bool = True) -> onnx.ModelProto:
-    """Layers of Elu forward + PyTorch-style backward (6 nodes/layer) chained through Add."""
-    nodes, per = [], 6 if with_backward else 2
+def chain(n_nodes: int, with_backward: bool = True, elu_every: int = 1) -> onnx.ModelProto:
+    """Layers of Elu forward + PyTorch-style backward (6 nodes/layer) chained through Add.
+
+    ``elu_every`` k > 1: only every k-th layer is an ELU layer, the others are ReLU layers with
+    PyTorch's backward (``Where(Y <= 0, 0, dY)``, 4 nodes with the Add) that the ELU rules try and
+    reject: a graph of the same size with fewer sites, as a real model has."""
+    nodes = []
     inits = [numpy_helper.from_array(np.array(0.0, np.float32), "zero")]
-    x, dy = "x", "dy"
-    for i in range(max(1, n_nodes // per)):
+    x, dy, i = "x", "dy", 0
+    while len(nodes) + (6 if with_backward else 2) <= max(n_nodes, 6) or not nodes:
         y = f"y{i}"
-        nodes.append(helper.make_node("Elu", [x], [y], name=f"elu{i}"))
-        if with_backward:
+        if not with_backward:
+            nodes += [helper.make_node("Elu", [x], [y], name=f"elu{i}"),
+                      helper.make_node("Add", [y, y], [f"d{i}"], name=f"add{i}")]
+            x = f"d{i}"
+        elif i % elu_every == 0:
             nodes += [
+                helper.make_node("Elu", [x], [y], name=f"elu{i}"),
                 helper.make_node("LessOrEqual", [x, "zero"], [f"le{i}"], name=f"le{i}"),
                 helper.make_node("Exp", [x], [f"e{i}"], name=f"exp{i}"),
                 helper.make_node("Mul", [dy, f"e{i}"], [f"m{i}"], name=f"mul{i}"),
                 helper.make_node("Where", [f"le{i}", f"m{i}", dy], [f"dx{i}"], name=f"where{i}"),
                 helper.make_node("Add", [f"dx{i}", y], [f"d{i}"], name=f"add{i}"),
             ]
-            dy = f"d{i}"
+            dy, x = f"d{i}", y
         else:
-            nodes.append(helper.make_node("Add", [y, y], [f"d{i}"], name=f"add{i}"))
-        x = f"d{i}" if not with_backward else y
+            nodes += [
+                helper.make_node("Relu", [x], [y], name=f"relu{i}"),
+                helper.make_node("LessOrEqual", [y, "zero"], [f"le{i}"], name=f"le{i}"),
+                helper.make_node("Where", [f"le{i}", "zero", dy], [f"dx{i}"], name=f"where{i}"),
+                helper.make_node("Add", [f"dx{i}", y], [f"d{i}"], name=f"add{i}"),
+            ]
+            dy, x = f"d{i}", y
+        i += 1
     vi = lambda n: helper.make_tensor_value_info(n, TP.FLOAT, [8])
     graph = helper.make_graph(nodes, "chain", [vi("x"), vi("dy")], [vi(dy if with_backward else x)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
@@ -142,13 +159,15 @@ COLUMNS = [
     ("save", 6, ".3f"),
     ("gs imp", 6, ".3f"), ("gs c+t", 6, ".3f"), ("gs exp", 6, ".3f"), ("gs free", 7, ".3f"),
     ("gs rt", 6, ".3f"), ("gs rt gc", 8, ".3f"), ("m+e/gs", 6, ".1%"), ("fuse/gs", 7, ".2f"),
-    ("onnxscript", 10, ".3f"), ("os gc", 6, ".3f"), ("fuse/os", 7, ".2f"), ("no-ELU", 6, ".3f"), ("us/node", 7, ".1f"),
+    ("onnxscript", 10, ".3f"), ("os gc", 6, ".3f"), ("fuse/os", 7, ".2f"), ("no-ELU", 6, ".3f"),
+    ("1/10 ELU", 8, ".3f"), ("1/100 ELU", 9, ".3f"), ("us/node", 7, ".1f"),
 ]
 
 
 def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
     data = chain(n).SerializeToString()
     plain = chain(n, with_backward=False)
+    sparse = {k: chain(n, elu_every=k).SerializeToString() for k in (10, 100)}
     runs: dict[str, list[float]] = {}
     add = lambda key, value: runs.setdefault(key, []).append(value)
     for _ in range(repeats):
@@ -177,6 +196,9 @@ def measure(n: int, repeats: int, with_onnxscript: bool) -> dict:
             assert n_os == n_ours, (n_os, n_ours)
         _, t = timed(fuse_elu_grad, plain)
         add("no-ELU", t)
+        for k, serialized in sparse.items():
+            _, t = timed(fuse_elu_grad, onnx.ModelProto.FromString(serialized), collect=0)
+            add(f"1/{k} ELU", t)
     row = {key: statistics.median(values) for key, values in runs.items()}
     row["nodes"] = len(model.graph.node)
     row["m+e/gs"] = row["match+edit"] / row["gs rt"]
@@ -214,8 +236,9 @@ def fuse_seconds(repo: str, path: str, warm: str) -> tuple[float, int]:
     return float(out[0]), int(out[1])
 
 
-def against(sizes: list[int], repeats: int, other: str) -> None:
-    """fuse_elu_grad of this checkout vs ``other``'s, alternating runs on the same graphs."""
+def against(sizes: list[int], repeats: int, other: str, elu_every: int = 1) -> None:
+    """fuse_elu_grad of this checkout vs ``other``'s, alternating runs on the same graphs
+    (``chain(n, elu_every=elu_every)``)."""
     import tempfile
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -229,7 +252,7 @@ def against(sizes: list[int], repeats: int, other: str) -> None:
         onnx.save(chain(60), warm)
         for n in sizes:
             path = os.path.join(tmp, f"chain{n}.onnx")
-            onnx.save(chain(n), path)
+            onnx.save(chain(n, elu_every=elu_every), path)
             mine, base, ratios = [], [], []
             for i in range(repeats):
                 order = [(here, mine), (other, base)] if i % 2 == 0 else [(other, base), (here, mine)]
@@ -253,9 +276,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-onnxscript", action="store_true")
     ap.add_argument("--against", metavar="DIR", help="compare fuse_elu_grad with the checkout in DIR")
+    ap.add_argument("--elu-every", type=int, default=1, metavar="K",
+                    help="with --against: graphs with an ELU layer every K layers (ReLU layers between)")
     args = ap.parse_args()
+    if args.elu_every < 1:
+        ap.error(f"--elu-every must be >= 1, not {args.elu_every}")
     if args.against:
-        return against(args.sizes, args.repeats, args.against)
+        return against(args.sizes, args.repeats, args.against, args.elu_every)
     measure(60, 1, not args.skip_onnxscript)  # warm-up: first-call imports are not timed
     print(" ".join(f"{name:>{width}}" for name, width, _ in COLUMNS))
     for n in args.sizes:

@@ -52,6 +52,7 @@ _BROADCAST_OPS = frozenset(
 _VALUE_OPS = frozenset({"Constant", "Cast", "CastLike", "ConstantOfShape", "Expand", *VIEW_OPS})
 _STRIPPED_OPS = frozenset({"Identity", "Mul"})
 _MAX_CONST_ELEMENTS = 16
+_UNRESOLVED = object()  # elem_type memo: a tensor on an unresolved walk (shape inference decides)
 _MAX_UNIFORM_ELEMENTS = 1 << 16
 
 
@@ -111,8 +112,23 @@ class GraphView:
         self._uniform_cache: dict[int, tuple[object, np.float32 | None]] = {}
         self._strip_cache: dict[int, tuple[object, object]] = {}
         self._shape_cache: dict[int, tuple[object, tuple | None]] = {}
+        # a ProtoGraph answers the dtype and shape walks by tensor name from its index, without
+        # making node or tensor objects for the (maybe many) nodes walked through: memos by name
+        self._by_name = self._node_type is not None and hasattr(graph, "first_producer")
+        self._elem_by_name: dict[str, tuple[str, int | None, bool]] = {}
+        self._shape_by_name: dict[str, tuple[str, tuple | None]] = {}
         self.unreadable: dict[str, str] = {}  # constant name -> why its value could not be read
+        self._memos: dict[str, dict] = {}
         self.output_names = {t.name for t in graph.outputs}
+
+    def memo(self, name: str) -> dict:
+        """A dict of this view's, ``name``'s own, for a rule's query that is a pure function of
+        the graph (it lives as long as the view: the matching, before any edit). Keys by
+        ``id(object)`` must keep the object in the value, as the memos above do."""
+        memo = self._memos.get(name)
+        if memo is None:
+            memo = self._memos[name] = {}
+        return memo
 
     @property
     def model(self) -> onnx.ModelProto | None:
@@ -320,6 +336,23 @@ class GraphView:
         return False
 
     # -- identity-like wrappers -----------------------------------------------------------
+    def may_read_from(self, node, ops) -> bool:
+        """Could one of ``node``'s inputs, looked through by :meth:`strip`, be made by an op of
+        ``ops``? False only when no input's producer is of ``ops`` or of the ops strip() looks
+        through: a pattern's cheap first test, answered for a :class:`ProtoGraph`'s node from its
+        index (the node is not linked for it)."""
+        if self._by_name and type(node) is self._node_type:
+            graph = self.graph
+            producers, op_of = graph.producers, graph.op_of
+            for name in graph.input_names(node.index):
+                at = producers.get(name) if name else None
+                if at is not None:
+                    op = op_of[at if type(at) is int else at[0]]
+                    if op in ops or op in _STRIPPED_OPS:
+                        return True
+            return False
+        return any(t.inputs and (t.inputs[0].op in ops or t.inputs[0].op in _STRIPPED_OPS) for t in node.inputs)
+
     def strip(self, tensor):
         """Look through Identity and Mul-by-1 (a constant exactly 1, :meth:`is_one`, that does not
         broadcast): the tensor itself. Memoized per tensor (the result holds the same values
@@ -399,60 +432,102 @@ class GraphView:
     def elem_type(self, tensor) -> int | None:
         """ONNX element type of ``tensor`` from metadata, producers, or (lazily) shape inference.
 
-        Walks up through type-preserving producers. Every tensor on a resolved walk has the same
-        element type, so all of them are memoized: over a whole graph the walks stay linear.
+        Walks up through type-preserving producers. Every tensor on a walk has the walk's result
+        (resolved or not), so all of them are memoized: over a whole graph the walks stay linear.
+        A :class:`ProtoGraph`'s tensors are walked by name on its index (no node or tensor
+        objects for the nodes walked through).
         """
-        cache = self._elem_cache
-        hit = cache.get(id(tensor))
+        if self._by_name and self.graph.owns(tensor):
+            start, cache, by_id, step = tensor.name, self._elem_by_name, False, self._elem_step_by_name
+        else:
+            start, cache, by_id, step = tensor, self._elem_cache, True, self._elem_step
+        hit = cache.get(id(start) if by_id else start)
         if hit is not None:
-            return hit[1]
-        start, path, elem, decided = tensor, [], None, False
-        for _ in range(64):
-            if tensor is not start:
-                hit = cache.get(id(tensor))
+            return hit[1] if hit[1] is not _UNRESOLVED else self._inferred_elem(start, cache, by_id)
+        return self._walk_elem(start, cache, by_id, step)
+
+    def _walk_elem(self, start, cache: dict, by_id: bool, step) -> int | None:
+        """The element type walk from ``start`` (a tensor, memoized by id when ``by_id``, or a
+        name); ``step`` says what its producer tells: ``(elem, decided, next)``, where ``next``
+        continues the walk."""
+        x, path, seen, elem, decided = start, [], set(), None, False
+        while True:
+            k = id(x) if by_id else x
+            if x is not start:
+                hit = cache.get(k)
                 if hit is not None:
                     # a tensor whose walk was unresolved ends this walk unresolved too
                     elem, decided = (hit[1], True) if hit[2] else (None, False)
                     break
-            path.append(tensor)
-            dtype = tensor.dtype
-            if dtype is not None:
-                elem = _elem_of(dtype)
-                if elem:
-                    break
-                elem = None
-            producers = tensor.inputs
-            if not producers:
-                if tensor.name in self.input_types:
-                    elem, decided = self.input_types[tensor.name], True
+            if k in seen:  # a cycle (only in a malformed graph): unresolved
                 break
-            node = producers[0]
-            if node.domain not in DEFAULT_DOMAINS:
-                break
-            op = node.op
-            if op == "Cast":
-                elem, decided = node.attrs.get("to"), True
-                break
-            if op == "CastLike":
-                tensor = node.inputs[1]
-            elif op == "Constant":
-                value = self._constant_attr(node)
-                elem = None if value is None else _elem_of(value.dtype)
-                decided = True
-                break
-            elif op == "Where" and len(node.inputs) == 3:
-                tensor = node.inputs[1]
-            elif op in _SAME_TYPE_OPS and node.inputs:
-                tensor = node.inputs[0]
-            else:
+            seen.add(k)
+            path.append(x)
+            elem, decided, x = step(x)
+            if x is None:
                 break
         if elem or decided:
             for t in path:
-                cache[id(t)] = (t, elem, True)
+                cache[id(t) if by_id else t] = (t, elem, True)
             return elem
-        elem = _inference(self._model).get(start.name)[0]
-        cache[id(start)] = (start, elem, False)
+        # unresolved, and so is the walk of every tensor on the path (it is this walk's tail):
+        # each asks shape inference for itself when asked
+        for t in path:
+            cache[id(t) if by_id else t] = (t, _UNRESOLVED, False)
+        return self._inferred_elem(start, cache, by_id)
+
+    def _inferred_elem(self, start, cache: dict, by_id: bool) -> int | None:
+        elem = _inference(self._model).get(start.name if by_id else start)[0]
+        cache[id(start) if by_id else start] = (start, elem, False)
         return elem
+
+    def _elem_step(self, tensor) -> tuple:
+        """:meth:`_walk_elem`'s step on a graphsurgeon tensor."""
+        dtype = tensor.dtype
+        if dtype is not None:
+            elem = _elem_of(dtype)
+            if elem:
+                return elem, False, None
+        producers = tensor.inputs
+        if not producers:
+            return (self.input_types[tensor.name], True, None) if tensor.name in self.input_types else _STOP
+        node = producers[0]
+        if node.domain not in DEFAULT_DOMAINS:
+            return _STOP
+        return self._elem_of_producer(node.op, node.inputs, lambda: node)
+
+    def _elem_step_by_name(self, name: str) -> tuple:
+        """:meth:`_walk_elem`'s step on a :class:`ProtoGraph`'s tensor name."""
+        graph = self.graph
+        if graph.has_info(name):
+            dtype = graph.tensor(name).dtype
+            if dtype is not None:
+                elem = _elem_of(dtype)
+                if elem:
+                    return elem, False, None
+        i = graph.first_producer(name)
+        if i is None:
+            return (self.input_types[name], True, None) if name in self.input_types else _STOP
+        if graph.domain_of.get(i) not in DEFAULT_DOMAINS:
+            return _STOP
+        return self._elem_of_producer(graph.op_of[i], graph.input_names(i), lambda: graph.node(i))
+
+    def _elem_of_producer(self, op: str, operands: list, node) -> tuple:
+        """What a (default-domain) producer says of its output's element type: decided by a Cast
+        or a Constant (``node()`` gives the node, for its attributes), the type of one of
+        ``operands`` (their tensors or names) for a type-preserving op, else unknown."""
+        if op == "Cast":
+            return node().attrs.get("to"), True, None
+        if op == "CastLike":
+            return None, False, operands[1]
+        if op == "Constant":
+            value = self._constant_attr(node())
+            return (None if value is None else _elem_of(value.dtype)), True, None
+        if op == "Where" and len(operands) == 3:
+            return None, False, operands[1]
+        if op in _SAME_TYPE_OPS and operands:
+            return None, False, operands[0]
+        return _STOP
 
     def dtype_name(self, tensor) -> str | None:
         """'float32' / 'float16' / 'bfloat16' for tensors of those types, else None."""
@@ -470,53 +545,89 @@ class GraphView:
     def local_shape(self, tensor) -> tuple | None:
         """The shape of ``tensor`` from its metadata, or through elementwise producers (same-shape
         and broadcasting ops) from their inputs'; None when that does not decide it. Memoized
-        per tensor (a long chain is walked once, with an explicit stack)."""
-        cache = self._shape_cache
-        hit = cache.get(id(tensor))
-        if hit is not None:
-            return hit[1]
-        stack = [tensor]
-        expanded: dict[int, list] = {}  # id -> the operands whose shapes decide it (once pushed)
-        while stack:
-            t = stack[-1]
-            key = id(t)
-            if key in cache:
+        per tensor (a long chain is walked once, with an explicit stack). A :class:`ProtoGraph`'s
+        tensors are walked by name on its index (no node or tensor objects for the nodes walked
+        through: the first walk of a graph without value infos goes up the whole chain)."""
+        if self._by_name and self.graph.owns(tensor):
+            hit = self._shape_by_name.get(tensor.name)
+            return hit[1] if hit is not None else _walk_shape(tensor.name, self._shape_by_name, False,
+                                                              self._shape_facts_by_name)
+        hit = self._shape_cache.get(id(tensor))
+        return hit[1] if hit is not None else _walk_shape(tensor, self._shape_cache, True, self._shape_facts)
+
+    def _shape_facts(self, tensor) -> tuple:
+        """``(own shape, operands)`` of a graphsurgeon tensor, for :func:`_walk_shape`."""
+        shape = None if tensor.shape is None else _own_shape(tensor)
+        if shape is not None or not tensor.inputs:
+            return shape, None
+        node = tensor.inputs[0]
+        outputs = node.outputs
+        return None, _shape_operands(node.op, node.domain, node.inputs, bool(outputs) and outputs[0] is tensor)
+
+    def _shape_facts_by_name(self, name: str) -> tuple:
+        """:meth:`_shape_facts` of a :class:`ProtoGraph`'s tensor name, from its index (its lookups
+        written out: the first walk in a graph without value infos goes up a whole chain)."""
+        graph = self.graph
+        if name and name in graph.infos:
+            t = graph.tensor(name)
+            if t.shape is not None:
+                shape = _own_shape(t)
+                if shape is not None:
+                    return shape, None
+        at = graph.producers.get(name) if name else None
+        if at is None:
+            return None, None
+        i = at if type(at) is int else at[0]
+        return None, _shape_operands(graph.op_of[i], graph.domain_of.get(i), graph.input_names(i),
+                                     graph.first_output_name(i) == name)
+
+
+_STOP = (None, False, None)  # GraphView._walk_elem: the walk ends here, undecided
+
+
+def _walk_shape(start, cache: dict, by_id: bool, facts) -> tuple | None:
+    """:meth:`GraphView.local_shape`'s walk from ``start`` (not memoized yet: a tensor, memoized
+    by id when ``by_id``, or a name), with an explicit stack; ``facts`` gives a tensor's own shape and the
+    operands whose shapes decide it. Every tensor reached is memoized."""
+    stack = [start]
+    expanded: dict = {}  # key -> the operands whose shapes decide it (once pushed)
+    while stack:
+        x = stack[-1]
+        k = id(x) if by_id else x
+        if k in cache:
+            stack.pop()
+            continue
+        operands = expanded.get(k)
+        if operands is None:  # first visit
+            shape, operands = facts(x)
+            if operands is None:
+                cache[k] = (x, shape)
                 stack.pop()
                 continue
-            operands = expanded.get(key)
-            if operands is None:  # first visit
-                shape = None if t.shape is None else _own_shape(t)
-                operands = self._shape_operands(t) if shape is None and t.inputs else None
-                if operands is None:
-                    cache[key] = (t, shape)
-                    stack.pop()
-                    continue
-            shapes, pending = [], []
-            for u in operands:
-                h = cache.get(id(u))
-                if h is None:
-                    pending.append(u)
-                else:
-                    shapes.append(h[1])
-            if pending and key not in expanded:  # pending on a second visit: a cycle
-                expanded[key] = operands
-                stack.extend(pending)
-                continue
-            cache[key] = (t, _broadcast_shapes(shapes) if not pending and None not in shapes else None)
-            stack.pop()
-        return cache[id(tensor)][1]
+        shapes, pending = [], []
+        for u in operands:
+            h = cache.get(id(u) if by_id else u)
+            if h is None:
+                pending.append(u)
+            else:
+                shapes.append(h[1])
+        if pending and k not in expanded:  # pending on a second visit: a cycle
+            expanded[k] = operands
+            stack.extend(pending)
+            continue
+        cache[k] = (x, _broadcast_shapes(shapes) if not pending and None not in shapes else None)
+        stack.pop()
+    return cache[id(start) if by_id else start][1]
 
-    @staticmethod
-    def _shape_operands(tensor) -> list | None:
-        """The operands whose shapes give ``tensor``'s (its producer is elementwise: same-shape or
-        broadcasting), or None."""
-        node = tensor.inputs[0]
-        op, operands = node.op, node.inputs
-        unary = op in _SAME_SHAPE_OPS
-        if operands and (unary or op in _BROADCAST_OPS) and node.domain in DEFAULT_DOMAINS and \
-                node.outputs[0] is tensor:
-            return operands[:1] if unary else operands
-        return None
+
+def _shape_operands(op: str, domain, operands: list, first_output: bool) -> list | None:
+    """The operands whose shapes give the output of a node (``first_output``: the tensor asked
+    about is its first output) when it is elementwise: same-shape (the first) or broadcasting
+    (all), or None."""
+    unary = op in _SAME_SHAPE_OPS
+    if operands and (unary or op in _BROADCAST_OPS) and domain in DEFAULT_DOMAINS and first_output:
+        return operands[:1] if unary else operands
+    return None
 
 
 def _own_shape(tensor) -> tuple | None:

@@ -559,6 +559,30 @@ class ProtoGraph:
         self._linked: list[ProtoNode] = []
         self._outputs: list | None = None
 
+    # -- what the index answers by name, without node or tensor objects -----------------------
+    def first_producer(self, name: str) -> int | None:
+        """The index of the (first) node writing ``name``; None for a graph input, an initializer
+        or an omitted optional slot (``""``), as a graphsurgeon tensor's ``inputs[0]``."""
+        at = self.producers.get(name) if name else None
+        return at if at is None or type(at) is int else at[0]
+
+    def input_names(self, index: int) -> list[str]:
+        """Node ``index``'s input names, as its NodeProto lists them (``""`` for an omitted one)."""
+        return self._input_names[self._input_at[index]:self._input_at[index + 1]]
+
+    def first_output_name(self, index: int) -> str | None:
+        at = self._output_at[index]
+        return self._output_names[at] if at < self._output_at[index + 1] else None
+
+    def has_info(self, name: str) -> bool:
+        """Does an initializer, value info, graph input or graph output describe ``name``? (Else
+        its graphsurgeon tensor has no dtype and no shape.)"""
+        return bool(name) and name in self.infos
+
+    def owns(self, tensor) -> bool:
+        """``tensor`` is this graph's tensor of its name (not one an edit made)."""
+        return self._tensors.get(tensor.name) is tensor
+
     @property
     def names(self) -> set[str]:
         """The node names (as :attr:`ProtoIndex.names`)."""
@@ -603,7 +627,7 @@ class ProtoGraph:
         # a tensor's producer / consumer lists are plain lists here: every edit changes them
         # through a node's synchronised list or with list methods (and a plain list makes no
         # tensor <-> list reference cycle for the collector to find)
-        if name in self._infos:
+        if name in self.infos:
             tensor = self._import_tensor(name)
             tensor.__dict__.update(inputs=writers, outputs=readers)
         else:  # what Variable(name) is, without its __init__'s synchronised assignments
@@ -647,14 +671,14 @@ class ProtoGraph:
             for proto in field:
                 key = proto.values.name if isinstance(proto, onnx.SparseTensorProto) else proto.name
                 infos.setdefault(key, []).append((kind, proto))
-        self._infos = infos
+        self.infos = infos  # name -> [(kind, proto)] of its initializers, value infos, inputs, outputs
 
     def _import_tensor(self, name: str) -> gs.Tensor:
         """graphsurgeon's import of the tensor ``name``: the first initializer of that name, else
         a Variable with the dtype / shape of its value infos, graph input and graph output (in
         the order and with the precedence of ``OnnxImporter.import_graph``)."""
         tensor = None
-        entries = self._infos.get(name, ())
+        entries = self.infos.get(name, ())
         initialized = any(kind == "init" for kind, _ in entries)
         for kind, proto in entries:
             if tensor is None:

@@ -185,7 +185,16 @@ def read_condition(view: GraphView, cond) -> tuple | None:
 
 
 def read_select(view: GraphView, where: gs.Node) -> Select | None:
-    """``Where(cond(T, 0), then, else)`` as negative and positive branches, or None."""
+    """``Where(cond(T, 0), then, else)`` as negative and positive branches, or None. Read once per
+    Where (every Where-anchored rule, and a Mul-anchored one reading a Where, asks)."""
+    memo = view.memo("read_select")
+    hit = memo.get(id(where))
+    if hit is None:
+        hit = memo[id(where)] = (where, _read_select(view, where))
+    return hit[1]
+
+
+def _read_select(view: GraphView, where: gs.Node) -> Select | None:
     if len(where.inputs) != 3:
         return None
     cond = read_condition(view, where.inputs[0])

@@ -196,6 +196,10 @@ def where_rule(name: str, *, kind: str, negative_ops: tuple[str, ...], needed, d
     "output": it reads Y) and replaced by ``EluGrad``; ``needed``: the op types the graph must have."""
 
     def pattern(view: GraphView, where: gs.Node) -> EluSite | None:
+        # the negative branch's factors (through Mul / Neg trees and what strip() looks through)
+        # can include an op of negative_ops only if a branch is made by one of them
+        if not view.may_read_from(where, (*negative_ops, "Neg")):
+            return None
         sel = read_select(view, where)
         if sel is None or not any(view.producer_op(t, *negative_ops) for t in sel.factors(view, "negative").leaves):
             return None

@@ -32,7 +32,7 @@ NAME = "min_add_mul"
 
 def _operand_pair(view: GraphView, node: gs.Node, op: str):
     """``(node_of_type_op, other_operand)`` for a binary node with one operand made by ``op``."""
-    if len(node.inputs) != 2:
+    if not view.may_read_from(node, (op,)) or len(node.inputs) != 2:
         return None
     a, b = node.inputs
     for first, other in ((a, b), (b, a)):

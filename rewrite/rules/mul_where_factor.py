@@ -23,7 +23,7 @@ NAME = "mul_where_factor"
 
 def pattern(view: GraphView, mul: gs.Node) -> EluSite | None:
     """``Mul(g, Where(cmp(T, 0), f, 1))`` in either operand order."""
-    if len(mul.inputs) != 2:
+    if not view.may_read_from(mul, ("Where",)) or len(mul.inputs) != 2:
         return None
     for where_in, grads in ((mul.inputs[1], mul.inputs[0]), (mul.inputs[0], mul.inputs[1])):
         where = view.producer_op(view.strip(where_in), "Where")

@@ -9,8 +9,9 @@ import pytest
 from onnx import helper, numpy_helper
 
 from checks import assert_same_model, fuse_and_check, graphsurgeon_exported, ops
-from graphs import elu_backward, mlp
+from graphs import Builder, elu_backward, mlp
 from ort_ops import ort_io
+from ort_ops.domain import IR_VERSION, ONNX_OPSET
 from ort_ops.rewrite import RewriteReport, fuse_elu_grad, fuse_training, inspect_elu_grad, lower_elu_grad
 from ort_ops.rewrite.validation import session
 
@@ -352,3 +353,72 @@ def test_scan_tells_the_index_what_it_would_have_read(kind, single):
     assert ("Identity" in found.op_types) == (kind in ("graph", "graphs", "untyped_g"))
     assert ProtoGraph(model).single is single
     assert ProtoGraph(model, found.nested).single is single
+
+
+def _deep_gradient_chain(depth: int) -> onnx.ModelProto:
+    """An ELU backward whose upstream gradient comes through ``depth`` Adds from a typed graph
+    input; no value info for any intermediate tensor."""
+    zero, c = numpy_helper.from_array(np.array(0.0, np.float32), "zero"), numpy_helper.from_array(
+        np.array(0.5, np.float32), "c")
+    nodes, g = [], "g0"
+    for k in range(depth):
+        nodes.append(helper.make_node("Add", [g, "c"], [f"g{k + 1}"]))
+        g = f"g{k + 1}"
+    nodes += [helper.make_node("Elu", ["x"], ["y"]), helper.make_node("LessOrEqual", ["x", "zero"], ["le"]),
+              helper.make_node("Exp", ["x"], ["e"]), helper.make_node("Mul", [g, "e"], ["m"]),
+              helper.make_node("Where", ["le", "m", g], ["dx"])]
+    vi = lambda n: helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [3, 5])
+    graph = helper.make_graph(nodes, "deep", [vi("x"), vi("g0")], [vi("y"), vi("dx")], [zero, c])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
+    model.ir_version = IR_VERSION
+    return model
+
+
+@pytest.mark.parametrize("proto_path", [True, False])
+def test_types_and_shapes_of_a_deep_chain_need_no_shape_inference(proto_path, monkeypatch):
+    """The dtype and shape walks go up a whole chain (memoized, so linear over a graph) instead of
+    giving up after a fixed number of steps and running ONNX shape inference over the whole
+    model (which a 100k-node graph pays for with about half a second)."""
+    import ort_ops.rewrite.fuse as fuse_module
+    from ort_ops.rewrite import graph_view
+
+    def no_inference(model):
+        raise AssertionError("shape inference ran")
+
+    monkeypatch.setattr(fuse_module, "PROTO_PATH", proto_path)
+    monkeypatch.setattr(graph_view, "_inference", no_inference)
+    fused, report = fuse_and_check(_deep_gradient_chain(300), remnants=("Where", "Exp", "LessOrEqual"))
+    (site,) = report.fused
+    assert site.dtype == "float32" and site.grads == "g300" and not any("expanded" in n for n in site.notes)
+
+
+@pytest.mark.parametrize("through", ["direct", "Identity", "Mul by 1"])
+def test_mul_anchored_patterns_read_only_muls_that_may_hold_their_producer(through, monkeypatch):
+    """mul_where_factor and min_add_mul first ask the index whether a Mul's operand can be made
+    by a Where / Add (directly or through what strip() looks through): the other Muls of a
+    single graph are never linked; the site itself is still found through Identity / Mul-by-1."""
+    from ort_ops.rewrite import surgery
+
+    b = Builder()
+    y = b.op("Elu", "X", alpha=0.5)
+    w = b.op("Where", b.op("Less", y, b.const(0.0)), b.op("Add", y, b.const(0.5)), b.const(1.0))
+    if through == "Identity":
+        w = b.op("Identity", w)
+    elif through == "Mul by 1":
+        w = b.op("Mul", w, b.const(1.0))
+    dx = b.op("Mul", "dY", w)
+    others = [b.op("Mul", "A", "B") for _ in range(5)]
+    vi = lambda n: helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [4, 6])
+    model = b.model([vi("X"), vi("dY"), vi("A"), vi("B")], [vi(y), vi(dx), *map(vi, others)])
+    model.graph.node.append(helper.make_node("Min", ["A", "B"], ["unused_min"], name="min"))  # min_add_mul tries too
+    linked, link = [], surgery.ProtoGraph.link
+
+    def spy(self, node):
+        linked.append(node.index)
+        return link(self, node)
+
+    monkeypatch.setattr(surgery.ProtoGraph, "link", spy)
+    fused, report = fuse_and_check(model, remnants=("Where", "Less"))
+    assert [s.rule for s in report.fused] == ["mul_where_factor"]
+    other_at = {i for i, n in enumerate(model.graph.node) if n.output[0] in others}
+    assert len(other_at) == 5 and not other_at & set(linked)
