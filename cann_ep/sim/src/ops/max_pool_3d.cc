@@ -16,12 +16,11 @@
 // the first maximum wins ties, a NaN window gives its last NaN; the selected element is copied
 // bit-exact (MaxPoolV3's rule in this simulator, pooling.cc). A window with no in-image position
 // (possible only with dilation) gives -inf.
-#include <cstring>
-#include <limits>
 
 #include "dtypes.h"
 #include "op_call.h"
 #include "ops/pool_3d.h"
+#include "ops/window_max.h"
 
 namespace aclsim {
 namespace {
@@ -46,18 +45,9 @@ aclError window_list(const OpCall& c, const char* name, bool required, int64_t* 
 
 template <typename T>
 void max_pool_3d(const OpCall& c, const PoolGeom3& g) {
-  using S = typename T::Storage;
-  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-  auto* y = static_cast<unsigned char*>(c.out[0].data);
   int64_t o = 0;
   for_each_window(g, [&](int64_t p, const int64_t* start) {
-    const int64_t arg = window_argmax<T>(x, g, p, start);
-    void* dst = y + o++ * static_cast<int64_t>(sizeof(S));
-    if (arg < 0) {
-      store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
-    } else {
-      std::memmove(dst, x + arg * static_cast<int64_t>(sizeof(S)), sizeof(S));
-    }
+    store_window_max<T>(c, o++, window_argmax<T>(c.in[0].data, g, p, start));
   });
 }
 

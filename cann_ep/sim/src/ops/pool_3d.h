@@ -10,23 +10,26 @@
 
 namespace aclsim {
 
-// One input and one output of x's dtype (float32, float16, bfloat16: both defs), x 5-D, and
-// data_format "NCDHW", the one simulated (CANN's default is "NDHWC").
-inline aclError expect_ncdhw_pool(const OpCall& c) {
+// x (input 0) 5-D and data_format "NCDHW", the one simulated (`default_format` when absent).
+inline aclError expect_ncdhw_x(const OpCall& c, const char* default_format) {
   const char* op = c.type.c_str();
-  if (aclError rc = expect_counts(c, 1, 1)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  const OpTensor& x = c.in[0];
   if (x.dims.size() != 5)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (x) has shape %s, expected 5-D NCDHW", op,
                 shape_str(x.dims).c_str());
-  const std::string format = c.attr_string("data_format", "NDHWC");
+  const std::string format = c.attr_string("data_format", default_format);
   if (format != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute data_format is \"%s\"%s; the simulator implements NCDHW only", op, format.c_str(),
                 c.has_attr("data_format") ? "" : " (the default)");
   return ACL_SUCCESS;
+}
+
+// One input and one output of x's dtype (float32, float16, bfloat16: both defs), x 5-D, and
+// data_format "NCDHW", the one simulated (CANN's default is "NDHWC").
+inline aclError expect_ncdhw_pool(const OpCall& c) {
+  if (aclError rc = expect_x_to_y(c, 1, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  return expect_ncdhw_x(c, "NDHWC");
 }
 
 // The output extent of one axis (both infershapes): floor((in + front + back - extent) / stride) + 1,
