@@ -18,6 +18,7 @@
 // float32, no FMA; padding contributes x = 0 terms), + bias, one rounding to y's dtype. enable_hf32
 // (HF32 products on the cube unit) is not simulated: it must be false.
 #include <array>
+#include <initializer_list>
 #include <type_traits>
 
 #include "dtypes.h"
@@ -99,6 +100,22 @@ aclError read_spatial(const OpCall& c, const char* name, bool required, int64_t 
   return ACL_SUCCESS;
 }
 
+// A tensor of the call and its name in errors.
+struct NamedTensor {
+  const OpTensor* tensor;
+  const char* what;
+};
+
+// Each of `tensors` 5-D (NCDHW), else an error naming the first that is not (an output's:
+// ACL_ERROR_OP_OUTPUT_NOT_MATCH).
+aclError expect_5d(const OpCall& c, std::initializer_list<NamedTensor> tensors) {
+  for (const NamedTensor& n : tensors)
+    if (n.tensor->dims.size() != 5)
+      return fail(n.tensor == &c.out[0] ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s has shape %s, expected 5-D NCDHW", c.type.c_str(), n.what, shape_str(n.tensor->dims).c_str());
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
 aclError k_conv3d_v2(const OpCall& c, Run* run) {
@@ -123,14 +140,7 @@ aclError k_conv3d_v2(const OpCall& c, Run* run) {
   if (has_bias)
     if (aclError rc = expect_same_dtype(c, "input 2 (bias)", c.in[2], "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
-  for (const OpTensor* t : {&x, &f, &y})
-    if (t->dims.size() != 5)
-      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "%s: %s has shape %s, expected 5-D NCDHW", op,
-                  t == &x   ? "input 0 (x)"
-                  : t == &f ? "input 1 (filter)"
-                            : "output 0 (y)",
-                  shape_str(t->dims).c_str());
+  if (aclError rc = expect_5d(c, {{&x, "input 0 (x)"}, {&f, "input 1 (filter)"}, {&y, "output 0 (y)"}})) return rc;
   const std::string format = c.attr_string("data_format", "NCDHW");
   if (format != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute data_format is \"%s\"; the simulator implements NCDHW only",
@@ -260,14 +270,8 @@ aclError k_conv3d_backprop_input_v2(const OpCall& c, Run* run) {
   if (aclError rc = expect_dtype_in(c, "input 1 (filter)", f, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
   if (aclError rc = expect_same_dtype(c, "input 2 (out_backprop)", dy, "input 1 (filter)", f)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 1 (filter)", f)) return rc;
-  for (const OpTensor* t : {&f, &dy, &y})
-    if (t->dims.size() != 5)
-      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "%s: %s has shape %s, expected 5-D NCDHW", op,
-                  t == &f    ? "input 1 (filter)"
-                  : t == &dy ? "input 2 (out_backprop)"
-                             : "output 0 (y)",
-                  shape_str(t->dims).c_str());
+  if (aclError rc = expect_5d(c, {{&f, "input 1 (filter)"}, {&dy, "input 2 (out_backprop)"}, {&y, "output 0 (y)"}}))
+    return rc;
   if (!c.has_attr("data_format") || c.attr_string("data_format", "") != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute data_format is \"%s\", expected \"NCDHW\" (the only layout simulated; the default is "
