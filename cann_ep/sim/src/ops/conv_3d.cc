@@ -116,6 +116,21 @@ aclError expect_5d(const OpCall& c, std::initializer_list<NamedTensor> tensors) 
   return ACL_SUCCESS;
 }
 
+// Reads attribute groups (default 1) into g->groups: in [1, 65535], the data's channels (`channels`,
+// e.g. "x C") = the filter's C * groups and the filter's N divisible by groups, else an error
+// naming the data (`data`, of dims `dims`) and the filter.
+aclError read_groups(const OpCall& c, const char* data, const std::vector<int64_t>& dims, const char* channels,
+                     const OpTensor& f, Geom3* g) {
+  g->groups = c.attr_int("groups", 1);
+  if (g->groups < 1 || g->groups > 65535 || g->c != g->kc * g->groups || g->m % g->groups != 0)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: %s %s and filter %s do not fit groups=%lld (groups in [1, 65535], %s = filter C * groups, "
+                "filter N divisible by groups)",
+                c.type.c_str(), data, shape_str(dims).c_str(), shape_str(f.dims).c_str(),
+                static_cast<long long>(g->groups), channels);
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
 aclError k_conv3d_v2(const OpCall& c, Run* run) {
@@ -173,12 +188,7 @@ aclError k_conv3d_v2(const OpCall& c, Run* run) {
     return attr_fail(c, "pads", pads,
                      "6 values [head, tail, top, bottom, left, right], d in [0, 1000000], h and w in [0, 255]");
   for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
-  g.groups = c.attr_int("groups", 1);
-  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "%s: x %s and filter %s do not fit groups=%lld (groups in [1, 65535], x C = filter C * groups, "
-                "filter N divisible by groups)",
-                op, shape_str(x.dims).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  if (aclError rc = read_groups(c, "x", x.dims, "x C", f, &g)) return rc;
   if (has_bias && (c.in[2].dims.size() != 1 || c.in[2].dims[0] != g.m))
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 2 (bias) has shape %s, expected [%lld]", op,
                 shape_str(c.in[2].dims).c_str(), static_cast<long long>(g.m));
@@ -301,12 +311,7 @@ aclError k_conv3d_backprop_input_v2(const OpCall& c, Run* run) {
   for (size_t i = 0; pads_ok && i < 6; ++i) pads_ok = pads[i] >= 0 && pads[i] <= 255;
   if (!pads_ok) return attr_fail(c, "pads", pads, "6 values [front, back, top, bottom, left, right] in [0, 255]");
   for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
-  g.groups = c.attr_int("groups", 1);
-  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "%s: input_size %s and filter %s do not fit groups=%lld (groups in [1, 65535], C = filter C * groups, "
-                "filter N divisible by groups)",
-                op, shape_str(size).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  if (aclError rc = read_groups(c, "input_size", size, "C", f, &g)) return rc;
   std::vector<int64_t> want_dy{g.n, g.m};
   for (int i = 0; i < 3; ++i) {
     const int64_t extent = g.dilation[i] * (g.k[i] - 1) + 1, padded = g.in[i] + g.front[i] + g.back[i];
