@@ -76,8 +76,7 @@ aclError k_max_pool3d_with_argmax_v2(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 1 (argmax) has dtype %s, expected %s (attribute dtype %lld)",
                 op, dtype_name(argmax.dtype), dtype_name(index_type), static_cast<long long>(dtype));
   PoolGeom3 g;
-  g.planes = x.dims[0] * x.dims[1];
-  for (int a = 0; a < kAxes; ++a) g.in[a] = x.dims[static_cast<size_t>(2 + a)];
+  view_as_planes(x, &g);
   if (aclError rc = triple(c, "ksize", true, 1, 1, g.k)) return rc;
   if (aclError rc = triple(c, "strides", true, 1, 1, g.s)) return rc;
   if (aclError rc = triple(c, "pads", true, 0, 0, g.pad)) return rc;
