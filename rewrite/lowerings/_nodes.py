@@ -14,10 +14,49 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from ort_ops.dtypes import onnx_type
+
 
 def variables(base: str, default_dtype=None):
     """``var(suffix, dtype=default_dtype)``: a new variable named ``<base>/<suffix>``."""
     return lambda suffix, dt=default_dtype: gs.Variable(f"{base}/{suffix}", dtype=dt)
+
+
+def constants(base: str, dtype):
+    """``const(suffix, values)``: a new constant of ``dtype`` named ``<base>/<suffix>``."""
+    return lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=dtype))
+
+
+def node_maker(base: str):
+    """``node(op, suffix, inputs, outputs, **attrs)``: a new node named ``<base>/<suffix>``."""
+    return lambda op, suffix, ins, outs, **attrs: gs.Node(op, f"{base}/{suffix}", attrs, ins, outs)
+
+
+def wanted_output(outputs: list, index: int):
+    """The output at ``index`` if the node produces it (an omitted optional output has no name)."""
+    return outputs[index] if index < len(outputs) and outputs[index].name else None
+
+
+def float32_inputs(base: str, dtype: str, named) -> tuple[list, list[gs.Node]]:
+    """The tensors ``named`` (``((name, tensor), ...)``) in float32, and the nodes making them: the
+    tensors themselves for float32, else ``Cast`` nodes ``<base>/cast_<name>`` into ``<base>/<name>_f32``."""
+    if dtype == "float32":
+        return [tensor for _, tensor in named], []
+    var, node = variables(base, np.float32), node_maker(base)
+    cast = [var(f"{name}_f32") for name, _ in named]
+    return cast, [node("Cast", f"cast_{name}", [src], [dst], to=TensorProto.FLOAT)
+                  for (name, src), dst in zip(named, cast)]
+
+
+def reshaped_output(base: str, dtype: str, name: str, value, shape, result) -> list[gs.Node]:
+    """Nodes writing ``result = Reshape(value, shape)`` (``allowzero``; node ``<base>/unflatten_<name>``),
+    cast from float32 to ``dtype`` once unless it is float32 (``<base>/cast_<name>`` from ``<base>/<name>_f32``)."""
+    node = node_maker(base)
+    if dtype == "float32":
+        return [node("Reshape", f"unflatten_{name}", [value, shape], [result], allowzero=1)]
+    full = gs.Variable(f"{base}/{name}_f32", dtype=np.float32)
+    return [node("Reshape", f"unflatten_{name}", [value, shape], [full], allowzero=1),
+            node("Cast", f"cast_{name}", [full], [result], to=onnx_type(dtype))]
 
 
 def select_by_copy(base: str, axis: gs.Constant, condition, branches, result) -> list[gs.Node]:

@@ -17,18 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
-from onnx import TensorProto
 
-from ort_ops.dtypes import onnx_type
 from ort_ops.ops.batch_norm_grad import DEFAULT_EPSILON
-from ort_ops.rewrite.lowerings._nodes import variables
+from ort_ops.rewrite.lowerings import _nodes
 
 OP = "BatchNormGrad"
-
-
-def _wanted(outputs: list, index: int):
-    """The output at ``index`` if the node produces it (an omitted optional output has no name)."""
-    return outputs[index] if index < len(outputs) and outputs[index].name else None
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -36,17 +29,10 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     dy, x, mean, var, scale = inputs
     epsilon = attrs.get("epsilon")
     epsilon = DEFAULT_EPSILON if epsilon is None else float(epsilon)
-    fvar = variables(base, np.float32)
-    ivar = variables(base, np.int64)
-    i64 = lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=np.int64))
-    f32 = lambda suffix, value: gs.Constant(f"{base}/{suffix}", np.array(value, dtype=np.float32))
-    node = lambda op, suffix, ins, outs, **a: gs.Node(op, f"{base}/{suffix}", a, ins, outs)
-    out: list[gs.Node] = []
-    dy32, x32, scale32 = dy, x, scale
-    if dtype != "float32":
-        dy32, x32, scale32 = fvar("dy_f32"), fvar("x_f32"), fvar("scale_f32")
-        out += [node("Cast", f"cast_{name}", [src], [dst], to=TensorProto.FLOAT)
-                for name, src, dst in (("dy", dy, dy32), ("x", x, x32), ("scale", scale, scale32))]
+    fvar = _nodes.variables(base, np.float32)
+    ivar = _nodes.variables(base, np.int64)
+    i64, f32, node = _nodes.constants(base, np.int64), _nodes.constants(base, np.float32), _nodes.node_maker(base)
+    (dy32, x32, scale32), out = _nodes.float32_inputs(base, dtype, (("dy", dy), ("x", x), ("scale", scale)))
     shape, nc, spatial, length, ncl = ivar("x_shape"), ivar("nc"), ivar("spatial"), ivar("l"), ivar("ncl")
     out += [node("Shape", "x_shape", [x], [shape]),
             node("Slice", "nc", [shape, i64("nc_start", [0]), i64("nc_end", [2])], [nc]),
@@ -80,21 +66,15 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
             node("Mul", "scale_rstd", [scale3, rstd], [k]),
             node("Mul", "dx", [k, diff], [dx3])]
 
-    def finish(name: str, value, result, like_shape) -> None:
-        full = fvar(f"{name}_f32") if dtype != "float32" else result
-        out.append(node("Reshape", f"unflatten_{name}", [value, like_shape], [full], allowzero=1))
-        if dtype != "float32":
-            out.append(node("Cast", f"cast_{name}", [full], [result], to=onnx_type(dtype)))
-
-    finish("dx", dx3, outputs[0], shape)
+    out += _nodes.reshaped_output(base, dtype, "dx", dx3, shape, outputs[0])
     channels = i64("channels", [-1])
-    dscale, dbias = _wanted(outputs, 1), _wanted(outputs, 2)
+    dscale, dbias = _nodes.wanted_output(outputs, 1), _nodes.wanted_output(outputs, 2)
     if dscale is not None:
         ds = fvar("dscale_sum")
         out.append(node("ReduceSum", "dscale", [dyx, axes], [ds], keepdims=0))
-        finish("dscale", ds, dscale, channels)
+        out += _nodes.reshaped_output(base, dtype, "dscale", ds, channels, dscale)
     if dbias is not None:
         db = fvar("dbias_sum")
         out.append(node("ReduceSum", "dbias", [dy3, axes], [db], keepdims=0))
-        finish("dbias", db, dbias, channels)
+        out += _nodes.reshaped_output(base, dtype, "dbias", db, channels, dbias)
     return out

@@ -15,18 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
-from onnx import TensorProto
 
-from ort_ops.dtypes import onnx_type
 from ort_ops.ops.layer_norm_grad import DEFAULT_AXIS
-from ort_ops.rewrite.lowerings._nodes import variables
+from ort_ops.rewrite.lowerings import _nodes
 
 OP = "LayerNormGrad"
-
-
-def _wanted(outputs: list, index: int):
-    """The output at ``index`` if the node produces it (an omitted optional output has no name)."""
-    return outputs[index] if index < len(outputs) and outputs[index].name else None
 
 
 def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> list[gs.Node]:
@@ -34,15 +27,9 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     dy, x, mean, rstd, scale = inputs
     axis = attrs.get("axis")
     axis = DEFAULT_AXIS if axis is None else int(axis)
-    var = variables(base, np.float32)
-    i64 = lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=np.int64))
-    node = lambda op, suffix, ins, outs, **a: gs.Node(op, f"{base}/{suffix}", a, ins, outs)
-    out: list[gs.Node] = []
-    dy32, x32, scale32 = dy, x, scale
-    if dtype != "float32":
-        dy32, x32, scale32 = var("dy_f32"), var("x_f32"), var("scale_f32")
-        out += [node("Cast", f"cast_{name}", [src], [dst], to=TensorProto.FLOAT)
-                for name, src, dst in (("dy", dy, dy32), ("x", x, x32), ("scale", scale, scale32))]
+    var = _nodes.variables(base, np.float32)
+    i64, node = _nodes.constants(base, np.int64), _nodes.node_maker(base)
+    (dy32, x32, scale32), out = _nodes.float32_inputs(base, dtype, (("dy", dy), ("x", x), ("scale", scale)))
     x2, dy2, mean2, rstd2, scale2 = var("x_2d"), var("dy_2d"), var("mean_2d"), var("rstd_2d"), var("scale_row")
     xc, xhat, g, gx = var("x_centred"), var("xhat"), var("g"), var("g_xhat")
     a, b, bx = var("mean_g"), var("mean_g_xhat"), var("xhat_b")
@@ -63,14 +50,12 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
             node("Mul", "dx", [diff, rstd2], [dx32])]
 
     def unflatten(name: str, flat, like, result) -> None:
-        shape, full = var(f"{name}_shape", np.int64), var(f"{name}_f32") if dtype != "float32" else result
-        out.extend([node("Shape", f"{name}_shape", [like], [shape]),
-                    node("Reshape", f"unflatten_{name}", [flat, shape], [full], allowzero=1)])
-        if dtype != "float32":
-            out.append(node("Cast", f"cast_{name}", [full], [result], to=onnx_type(dtype)))
+        shape = var(f"{name}_shape", np.int64)
+        out.append(node("Shape", f"{name}_shape", [like], [shape]))
+        out.extend(_nodes.reshaped_output(base, dtype, name, flat, shape, result))
 
     unflatten("dx", dx32, x, outputs[0])
-    dscale, dbias = _wanted(outputs, 1), _wanted(outputs, 2)
+    dscale, dbias = _nodes.wanted_output(outputs, 1), _nodes.wanted_output(outputs, 2)
     if dscale is not None:
         dyx, ds = var("dy_xhat"), var("dscale_row")
         out += [node("Mul", "dy_xhat", [dy2, xhat], [dyx]),

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
-from onnx import TensorProto
 
 from ort_ops.dtypes import onnx_type
 from ort_ops.ops.max_pool_grad import DEFAULT_KERNEL, DEFAULT_PADS, DEFAULT_STRIDES
-from ort_ops.rewrite.lowerings._nodes import variables
+from ort_ops.rewrite.lowerings._nodes import constants, float32_inputs, variables
 
 OP = "MaxPoolGrad"
 
@@ -36,13 +35,9 @@ def nodes(base: str, inputs: list, outputs: list, attrs: dict, dtype: str) -> li
     strides = [int(v) for v in attrs.get("strides", DEFAULT_STRIDES)]
     pads = [int(v) for v in attrs.get("pads", DEFAULT_PADS)]
     var = variables(base)
-    i64 = lambda suffix, values: gs.Constant(f"{base}/{suffix}", np.array(values, dtype=np.int64))
-    out = []
-    x32, dy32, dx32 = x, dy, dx
-    if dtype != "float32":
-        x32, dy32, dx32 = var("X_f32", np.float32), var("dY_f32", np.float32), var("dX_f32", np.float32)
-        out += [gs.Node("Cast", f"{base}/cast_X", {"to": TensorProto.FLOAT}, [x], [x32]),
-                gs.Node("Cast", f"{base}/cast_dY", {"to": TensorProto.FLOAT}, [dy], [dy32])]
+    i64 = constants(base, np.int64)
+    (x32, dy32), out = float32_inputs(base, dtype, (("X", x), ("dY", dy)))
+    dx32 = dx if dtype == "float32" else var("dX_f32", np.float32)
     pooled, index = var("pooled", np.float32), var("indices", np.int64)
     flat_index, flat_dy = var("indices_flat", np.int64), var("dY_flat", np.float32)
     size, size1, zeros_shape = var("size", np.int64), var("size_1", np.int64), var("zeros_shape", np.int64)

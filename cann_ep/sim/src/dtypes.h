@@ -33,25 +33,19 @@ struct U64 : PlainType<ACL_UINT64, uint64_t, uint64_t> {};
 struct Bool : PlainType<ACL_BOOL, uint8_t, uint8_t> {
   static constexpr bool kBool = true;
 };
-// Half types compute in float32 and round once when stored.
-struct F16 {
-  static constexpr aclDataType kType = ACL_FLOAT16;
+// Half types compute in float32 and round once when stored (numerics.h's conversions).
+template <aclDataType D, float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+struct HalfType {
+  static constexpr aclDataType kType = D;
   using Storage = uint16_t;
   using Compute = float;
   static constexpr bool kFloat = true;
   static constexpr bool kBool = false;
-  static float load(uint16_t v) { return f16_to_f32(v); }
-  static uint16_t store(float v) { return f32_to_f16(v); }
+  static float load(uint16_t v) { return ToFloat(v); }
+  static uint16_t store(float v) { return FromFloat(v); }
 };
-struct BF16 {
-  static constexpr aclDataType kType = ACL_BF16;
-  using Storage = uint16_t;
-  using Compute = float;
-  static constexpr bool kFloat = true;
-  static constexpr bool kBool = false;
-  static float load(uint16_t v) { return bf16_to_f32(v); }
-  static uint16_t store(float v) { return f32_to_bf16(v); }
-};
+struct F16 : HalfType<ACL_FLOAT16, f16_to_f32, f32_to_f16> {};
+struct BF16 : HalfType<ACL_BF16, bf16_to_f32, f32_to_bf16> {};
 
 // For a kernel whose inputs were validated to one of the dtypes Ts: calls f(T{}) for the T of
 // dtype `t`, the last of Ts for any other (the kernel's own list: each T is instantiated).

@@ -105,9 +105,9 @@ aclError expect_dtype_in(const OpCall& c, const char* what, const OpTensor& t,
                          std::initializer_list<aclDataType> allowed);
 // Whether `t` is one of `listed`.
 bool dtype_listed(aclDataType t, std::initializer_list<aclDataType> listed);
-// An op x (input 0), ... -> y: `n_in` inputs and one output, x's dtype one of `allowed` (as
-// expect_dtype_in), y's x's.
-aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed);
+// An op x (input 0), ... -> y (output 0), ...: `n_in` inputs and `n_out` outputs, x's dtype one of
+// `allowed` (as expect_dtype_in), y's x's.
+aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed, size_t n_out = 1);
 // Two inputs and one output of one dtype (one of `allowed`) and one shape, named in errors by
 // `names` (e.g. {"input 0 (grads)", "input 1 (activations)", "output 0 (y)"}).
 aclError expect_same_binary(const OpCall& c, const char* const (&names)[3], std::initializer_list<aclDataType> allowed);

@@ -80,8 +80,8 @@ bool dtype_listed(aclDataType t, std::initializer_list<aclDataType> listed) {
   return false;
 }
 
-aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed) {
-  if (aclError rc = expect_counts(c, n_in, 1)) return rc;
+aclError expect_x_to_y(const OpCall& c, size_t n_in, std::initializer_list<aclDataType> allowed, size_t n_out) {
+  if (aclError rc = expect_counts(c, n_in, n_out)) return rc;
   if (aclError rc = expect_dtype_in(c, "input 0 (x)", c.in[0], allowed)) return rc;
   return expect_same_dtype(c, "output 0 (y)", c.out[0], "input 0 (x)", c.in[0]);
 }

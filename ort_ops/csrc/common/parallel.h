@@ -34,18 +34,18 @@ OrtStatusPtr RunInChunks(OrtKernelContext* context, size_t count, size_t paralle
 // below this many elements the work stays on the calling thread.
 constexpr int64_t kItemParallelMinElements = int64_t{1} << 15;
 
-// Calls item(i) for every i in [0, items): one i per work piece on the intra-op pool when
-// `parallel` (worth it when the work is large and has more than one item), else in order on the
-// calling thread. `item` outlives the call.
+// Calls item(i) for every i in [0, items), the items together `elements` elements of work: one i
+// per work piece on the intra-op pool when that is worth it (at least kItemParallelMinElements
+// elements and more than one item), else in order on the calling thread. `item` outlives the call.
 template <typename Item>
-OrtStatusPtr ForEachItem(OrtKernelContext* context, size_t items, bool parallel, const Item& item) {
+OrtStatusPtr ForEachItem(OrtKernelContext* context, size_t items, int64_t elements, const Item& item) {
   struct Job {
     const Item* item;
     void Run(size_t begin, size_t end) const {
       for (size_t i = begin; i < end; ++i) (*item)(i);
     }
   } job{&item};
-  if (!parallel) {
+  if (elements < kItemParallelMinElements || items <= 1) {
     job.Run(0, items);
     return nullptr;
   }

@@ -82,7 +82,7 @@ class BinaryKernel : public PlacedKernel {
 
 class WhereKernel : public PlacedKernel {
  public:
-  WhereKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
+  using PlacedKernel::PlacedKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView c, x, y;

@@ -9,11 +9,7 @@
 namespace ortops::placed::cast {
 namespace {
 
-struct Destination {
-  const char* op;
-  ONNXTensorElementDataType type;
-};
-constexpr Destination kDestinations[] = {
+constexpr OpOfOutputType kDestinations[] = {
     {"CastToFloat", kF32}, {"CastToFloat16", kF16}, {"CastToBFloat16", kBF16}, {"CastToDouble", kF64},
     {"CastToInt32", kI32}, {"CastToInt64", kI64},   {"CastToBool", kBool},
 };
@@ -52,7 +48,7 @@ class CastKernel : public PlacedKernel {
 }  // namespace
 
 void RegisterCann(OpList& list) {
-  for (const Destination& d : kDestinations) {
+  for (const OpOfOutputType& d : kDestinations) {
     for (ONNXTensorElementDataType from : {kF32, kF16, kBF16, kF64, kI32, kI64, kBool}) {
       list.Add(d.op, {In(from)}, {In(d.type)}, Make<CastKernel>);
     }

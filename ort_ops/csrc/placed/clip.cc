@@ -84,7 +84,7 @@ bool Greater(ONNXTensorElementDataType type, const Scalar& a, const Scalar& b) {
 
 class ClipKernel : public PlacedKernel {
  public:
-  ClipKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
+  using PlacedKernel::PlacedKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x;

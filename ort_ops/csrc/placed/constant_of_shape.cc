@@ -14,11 +14,7 @@
 namespace ortops::placed::constant_of_shape {
 namespace {
 
-struct ValueType {
-  const char* op;
-  ONNXTensorElementDataType type;
-};
-constexpr ValueType kValueTypes[] = {
+constexpr OpOfOutputType kValueTypes[] = {
     {"ConstantOfShapeFloat", kF32}, {"ConstantOfShapeFloat16", kF16}, {"ConstantOfShapeDouble", kF64},
     {"ConstantOfShapeInt32", kI32}, {"ConstantOfShapeInt64", kI64},   {"ConstantOfShapeBool", kBool},
 };
@@ -33,10 +29,8 @@ class ConstantOfShapeKernel : public PlacedKernel {
   }
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    TensorView shape_view;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &shape_view));
     std::vector<int64_t> shape;
-    ORTOPS_RETURN_IF_ERROR(Ints(shape_view, "input", &shape));
+    ORTOPS_RETURN_IF_ERROR(InputInts(context, 0, "input", &shape));
     for (int64_t d : shape) {
       if (d < 0) return Fail("input (the shape) is " + ShapeText(shape) + "; every dimension must be >= 0");
     }
@@ -91,7 +85,7 @@ class ConstantOfShapeKernel : public PlacedKernel {
 }  // namespace
 
 void RegisterCann(OpList& list) {
-  for (const ValueType& v : kValueTypes) list.Add(v.op, {HostInts()}, {In(v.type)}, Make<ConstantOfShapeKernel>);
+  for (const OpOfOutputType& v : kValueTypes) list.Add(v.op, {HostInts()}, {In(v.type)}, Make<ConstantOfShapeKernel>);
 }
 
 }  // namespace ortops::placed::constant_of_shape

@@ -31,9 +31,7 @@ class ConvKernel : public PlacedKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, w, b;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "W", &w));
-    ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &b));
+    ORTOPS_RETURN_IF_ERROR(WeightedInputs(context, "W", &x, &w, &b));
     const size_t rank = x.shape.size();
     if (rank < 3 || rank > 5 || w.shape.size() != rank) {
       return Fail("X " + ShapeText(x.shape) + " and W " + ShapeText(w.shape) +
@@ -100,10 +98,8 @@ class ConvKernel : public PlacedKernel {
     for (size_t a = 1; a < 3; ++a) {  // H and W
       if (strides[a] > 63 || dilations[a] > 255 || w.shape[2 + a] > 511 || cann_pads[2 * a] > 255 ||
           cann_pads[2 * a + 1] > 255) {
-        return Fail("strides " + ShapeText(strides) + ", dilations " + ShapeText(dilations) + ", W " +
-                    ShapeText(w.shape) + " and pads " + ShapeText(pads) +
-                    " exceed CANN Conv3DV2's limits on H and W (strides <= 63, dilations <= 255, kernel <= 511, "
-                    "pads <= 255)");
+        return Fail(Conv3dLimitsText("Conv3DV2", strides, dilations, w.shape, pads,
+                                     "on H and W (strides <= 63, dilations <= 255, kernel <= 511, pads <= 255)"));
       }
     }
     if (x.count == 0) return Fail("X " + ShapeText(x.shape) + " is empty (CANN Conv3DV2 takes no empty tensor)");

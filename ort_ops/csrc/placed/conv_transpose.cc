@@ -44,9 +44,7 @@ class ConvTransposeKernel : public PlacedKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, w, b;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "W", &w));
-    ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &b));
+    ORTOPS_RETURN_IF_ERROR(WeightedInputs(context, "W", &x, &w, &b));
     const size_t rank = x.shape.size();
     if (rank < 3 || rank > 5 || w.shape.size() != rank || x.shape[1] != w.shape[0]) {
       return Fail("X " + ShapeText(x.shape) + " and W " + ShapeText(w.shape) +
@@ -143,10 +141,8 @@ class ConvTransposeKernel : public PlacedKernel {
       if (a > 0) fits = fits && strides[a] <= 63 && w.shape[2 + a] <= 511;
     }
     if (!fits) {
-      return Fail("strides " + ShapeText(strides) + ", dilations " + ShapeText(dilations) + ", W " +
-                  ShapeText(w.shape) + " and pads " + ShapeText(pads) +
-                  " exceed CANN Conv3DBackpropInputV2's limits (strides: h, w <= 63, d <= 255; pads and dilations <= "
-                  "255; kernel H, W <= 511)");
+      return Fail(Conv3dLimitsText("Conv3DBackpropInputV2", strides, dilations, w.shape, pads,
+                                   "(strides: h, w <= 63, d <= 255; pads and dilations <= 255; kernel H, W <= 511)"));
     }
     if (x.count == 0) return Fail("X " + ShapeText(x.shape) + " is empty (CANN Conv3DBackpropInputV2 takes none)");
     return OnOutput(context, shape, [&](CannRun& run, void* out) -> OrtStatusPtr {

@@ -25,10 +25,9 @@ class CumSumKernel : public PlacedKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, axis_view;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "x", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "axis", &axis_view));
     std::vector<int64_t> axes;
-    ORTOPS_RETURN_IF_ERROR(Ints(axis_view, "axis", &axes));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "x", &x));
+    ORTOPS_RETURN_IF_ERROR(InputInts(context, 1, "axis", &axes, &axis_view));
     if (axes.size() != 1 || axis_view.shape.size() > 1) {
       return Fail("axis must be a 0-D tensor (one element), got shape " + ShapeText(axis_view.shape));
     }

@@ -9,15 +9,13 @@ namespace {
 
 class ExpandKernel : public PlacedKernel {
  public:
-  ExpandKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status)
-      : PlacedKernel(info, op, status) {}
+  using PlacedKernel::PlacedKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    TensorView x, shape_view;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "shape", &shape_view));
+    TensorView x;
     std::vector<int64_t> requested, shape;
-    ORTOPS_RETURN_IF_ERROR(Ints(shape_view, "shape", &requested));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
+    ORTOPS_RETURN_IF_ERROR(InputInts(context, 1, "shape", &requested));
     if (!BroadcastShapes(x.shape, requested, &shape)) {
       return Fail("input of shape " + ShapeText(x.shape) + " does not broadcast with shape " + ShapeText(requested));
     }

@@ -157,10 +157,8 @@ class GatherKernel : public PositionsKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, indices_view;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &indices_view));
     int64_t axis = 0;
-    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "data", &axis));
+    ORTOPS_RETURN_IF_ERROR(DataIndicesAxis(context, axis_, &x, &indices_view, &axis));
     std::vector<int64_t> indices;
     ORTOPS_RETURN_IF_ERROR(Ints(indices_view, "indices", &indices));
     const auto a = static_cast<size_t>(axis);

@@ -39,10 +39,8 @@ class GatherElementsKernel : public PlacedKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, index;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", &index));
     int64_t axis = 0;
-    ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "data", &axis));
+    ORTOPS_RETURN_IF_ERROR(DataIndicesAxis(context, axis_, &x, &index, &axis));
     if (index.shape.size() != x.shape.size()) {
       return Fail("indices " + ShapeText(index.shape) + " and data " + ShapeText(x.shape) + " differ in rank");
     }

@@ -71,9 +71,7 @@ class LayerNormKernel : public PlacedKernel {
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, scale, bias;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "Scale", &scale));
-    ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &bias));
+    ORTOPS_RETURN_IF_ERROR(WeightedInputs(context, "Scale", &x, &scale, &bias));
     const size_t rank = x.shape.size();
     int64_t axis = 0;
     ORTOPS_RETURN_IF_ERROR(AxisOf(axis_, x, "X", &axis));

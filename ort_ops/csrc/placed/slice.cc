@@ -14,7 +14,7 @@ namespace {
 
 class SliceKernel : public PlacedKernel {
  public:
-  SliceKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
+  using PlacedKernel::PlacedKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
     TensorView x, starts_v, ends_v, axes_v, steps_v;

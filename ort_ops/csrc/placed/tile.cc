@@ -12,14 +12,13 @@ namespace {
 
 class TileKernel : public PlacedKernel {
  public:
-  TileKernel(const OrtKernelInfo* info, const DeclaredOp& op, OrtStatusPtr* status) : PlacedKernel(info, op, status) {}
+  using PlacedKernel::PlacedKernel;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* context) const override {
-    TensorView x, repeats_view;
-    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
-    ORTOPS_RETURN_IF_ERROR(Input(context, 1, "repeats", &repeats_view));
+    TensorView x;
     std::vector<int64_t> repeats;
-    ORTOPS_RETURN_IF_ERROR(Ints(repeats_view, "repeats", &repeats));
+    ORTOPS_RETURN_IF_ERROR(Input(context, 0, "input", &x));
+    ORTOPS_RETURN_IF_ERROR(InputInts(context, 1, "repeats", &repeats));
     if (repeats.size() != x.shape.size()) {
       return Fail("repeats " + ShapeText(repeats) + " must have one entry per dim of the input " + ShapeText(x.shape));
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "axis_split.h"
 #include "dtypes.h"
 #include "op_call.h"
 
@@ -18,13 +19,7 @@ namespace {
 template <typename T, bool kMax>
 void arg_run(const OpCall& c, int64_t axis) {
   using C = typename T::Compute;
-  const std::vector<int64_t>& dims = c.in[0].dims;
-  int64_t outer = 1, depth = 1, inner = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) outer *= dims[d];
-    if (static_cast<int64_t>(d) == axis) depth = dims[d];
-    if (static_cast<int64_t>(d) > axis) inner *= dims[d];
-  }
+  const auto [outer, depth, inner] = split_at(c.in[0].dims, static_cast<size_t>(axis));
   const bool out64 = c.out[0].dtype == ACL_INT64;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {

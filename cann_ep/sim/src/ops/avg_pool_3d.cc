@@ -86,8 +86,7 @@ aclError k_avg_pool_3d(const OpCall& c, Run* run) {
   if (aclError rc = expect_ncdhw_pool(c)) return rc;
   const OpTensor& x = c.in[0];
   AvgGeom3 g;
-  g.planes = x.dims[0] * x.dims[1];
-  for (int a = 0; a < kAxes; ++a) g.in[a] = x.dims[static_cast<size_t>(2 + a)];
+  view_as_planes(x, &g);
   if (aclError rc = window_list(c, "ksize", g.k)) return rc;
   if (aclError rc = window_list(c, "strides", g.s)) return rc;
   if (!c.has_attr("pads")) return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPool3D: required attribute pads is missing");
@@ -111,21 +110,11 @@ aclError k_avg_pool_3d(const OpCall& c, Run* run) {
   if (g.divisor < 0)
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPool3D: attribute divisor_override is %lld, expected >= 0",
                 static_cast<long long>(g.divisor));
-  std::vector<int64_t> want{x.dims[0], x.dims[1]};
+  if (aclError rc = pooled_output(c, pads, g.k, g.s, ceil_mode, "kernel", g.out)) return rc;
   for (int a = 0; a < kAxes; ++a) {
-    const int64_t pa = pads[static_cast<size_t>(2 * a)], pb = pads[static_cast<size_t>(2 * a + 1)];
-    const int64_t span = g.in[a] + pa + pb - g.k[a];
-    if (span < 0 || g.in[a] < 1)
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "AvgPool3D: input 0 (x) %s with pads %s is smaller than the kernel on spatial axis %d",
-                  shape_str(x.dims).c_str(), shape_str(pads).c_str(), a);
-    const int64_t o = pooled_extent(g.in[a], pa, pb, g.k[a], g.s[a], ceil_mode);
-    g.out[a] = o;
-    g.front[a] = pa;
-    g.back[a] = front_pads_only ? pa : pb;
-    want.push_back(o);
+    g.front[a] = pads[static_cast<size_t>(2 * a)];
+    g.back[a] = front_pads_only ? g.front[a] : pads[static_cast<size_t>(2 * a + 1)];
   }
-  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", want, "pooled x")) return rc;
   visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) { *run = [c, g] { avg_pool_3d<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }

@@ -18,6 +18,7 @@
 // float32, no FMA; padding contributes x = 0 terms), + bias, one rounding to y's dtype. enable_hf32
 // (HF32 products on the cube unit) is not simulated: it must be false.
 #include <array>
+#include <initializer_list>
 #include <type_traits>
 
 #include "dtypes.h"
@@ -99,6 +100,37 @@ aclError read_spatial(const OpCall& c, const char* name, bool required, int64_t 
   return ACL_SUCCESS;
 }
 
+// A tensor of the call and its name in errors.
+struct NamedTensor {
+  const OpTensor* tensor;
+  const char* what;
+};
+
+// Each of `tensors` 5-D (NCDHW), else an error naming the first that is not (an output's:
+// ACL_ERROR_OP_OUTPUT_NOT_MATCH).
+aclError expect_5d(const OpCall& c, std::initializer_list<NamedTensor> tensors) {
+  for (const NamedTensor& n : tensors)
+    if (n.tensor->dims.size() != 5)
+      return fail(n.tensor == &c.out[0] ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: %s has shape %s, expected 5-D NCDHW", c.type.c_str(), n.what, shape_str(n.tensor->dims).c_str());
+  return ACL_SUCCESS;
+}
+
+// Reads attribute groups (default 1) into g->groups: in [1, 65535], the data's channels (`channels`,
+// e.g. "x C") = the filter's C * groups and the filter's N divisible by groups, else an error
+// naming the data (`data`, of dims `dims`) and the filter.
+aclError read_groups(const OpCall& c, const char* data, const std::vector<int64_t>& dims, const char* channels,
+                     const OpTensor& f, Geom3* g) {
+  g->groups = c.attr_int("groups", 1);
+  if (g->groups < 1 || g->groups > 65535 || g->c != g->kc * g->groups || g->m % g->groups != 0)
+    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                "%s: %s %s and filter %s do not fit groups=%lld (groups in [1, 65535], %s = filter C * groups, "
+                "filter N divisible by groups)",
+                c.type.c_str(), data, shape_str(dims).c_str(), shape_str(f.dims).c_str(),
+                static_cast<long long>(g->groups), channels);
+  return ACL_SUCCESS;
+}
+
 }  // namespace
 
 aclError k_conv3d_v2(const OpCall& c, Run* run) {
@@ -123,14 +155,7 @@ aclError k_conv3d_v2(const OpCall& c, Run* run) {
   if (has_bias)
     if (aclError rc = expect_same_dtype(c, "input 2 (bias)", c.in[2], "input 0 (x)", x)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
-  for (const OpTensor* t : {&x, &f, &y})
-    if (t->dims.size() != 5)
-      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "%s: %s has shape %s, expected 5-D NCDHW", op,
-                  t == &x   ? "input 0 (x)"
-                  : t == &f ? "input 1 (filter)"
-                            : "output 0 (y)",
-                  shape_str(t->dims).c_str());
+  if (aclError rc = expect_5d(c, {{&x, "input 0 (x)"}, {&f, "input 1 (filter)"}, {&y, "output 0 (y)"}})) return rc;
   const std::string format = c.attr_string("data_format", "NCDHW");
   if (format != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute data_format is \"%s\"; the simulator implements NCDHW only",
@@ -163,12 +188,7 @@ aclError k_conv3d_v2(const OpCall& c, Run* run) {
     return attr_fail(c, "pads", pads,
                      "6 values [head, tail, top, bottom, left, right], d in [0, 1000000], h and w in [0, 255]");
   for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
-  g.groups = c.attr_int("groups", 1);
-  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "%s: x %s and filter %s do not fit groups=%lld (groups in [1, 65535], x C = filter C * groups, "
-                "filter N divisible by groups)",
-                op, shape_str(x.dims).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  if (aclError rc = read_groups(c, "x", x.dims, "x C", f, &g)) return rc;
   if (has_bias && (c.in[2].dims.size() != 1 || c.in[2].dims[0] != g.m))
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 2 (bias) has shape %s, expected [%lld]", op,
                 shape_str(c.in[2].dims).c_str(), static_cast<long long>(g.m));
@@ -260,14 +280,8 @@ aclError k_conv3d_backprop_input_v2(const OpCall& c, Run* run) {
   if (aclError rc = expect_dtype_in(c, "input 1 (filter)", f, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
   if (aclError rc = expect_same_dtype(c, "input 2 (out_backprop)", dy, "input 1 (filter)", f)) return rc;
   if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 1 (filter)", f)) return rc;
-  for (const OpTensor* t : {&f, &dy, &y})
-    if (t->dims.size() != 5)
-      return fail(t == &y ? ACL_ERROR_OP_OUTPUT_NOT_MATCH : ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "%s: %s has shape %s, expected 5-D NCDHW", op,
-                  t == &f    ? "input 1 (filter)"
-                  : t == &dy ? "input 2 (out_backprop)"
-                             : "output 0 (y)",
-                  shape_str(t->dims).c_str());
+  if (aclError rc = expect_5d(c, {{&f, "input 1 (filter)"}, {&dy, "input 2 (out_backprop)"}, {&y, "output 0 (y)"}}))
+    return rc;
   if (!c.has_attr("data_format") || c.attr_string("data_format", "") != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute data_format is \"%s\", expected \"NCDHW\" (the only layout simulated; the default is "
@@ -297,12 +311,7 @@ aclError k_conv3d_backprop_input_v2(const OpCall& c, Run* run) {
   for (size_t i = 0; pads_ok && i < 6; ++i) pads_ok = pads[i] >= 0 && pads[i] <= 255;
   if (!pads_ok) return attr_fail(c, "pads", pads, "6 values [front, back, top, bottom, left, right] in [0, 255]");
   for (int i = 0; i < 3; ++i) g.front[i] = pads[2 * i], g.back[i] = pads[2 * i + 1];
-  g.groups = c.attr_int("groups", 1);
-  if (g.groups < 1 || g.groups > 65535 || g.c != g.kc * g.groups || g.m % g.groups != 0)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                "%s: input_size %s and filter %s do not fit groups=%lld (groups in [1, 65535], C = filter C * groups, "
-                "filter N divisible by groups)",
-                op, shape_str(size).c_str(), shape_str(f.dims).c_str(), static_cast<long long>(g.groups));
+  if (aclError rc = read_groups(c, "input_size", size, "C", f, &g)) return rc;
   std::vector<int64_t> want_dy{g.n, g.m};
   for (int i = 0; i < 3; ++i) {
     const int64_t extent = g.dilation[i] * (g.k[i] - 1) + 1, padded = g.in[i] + g.front[i] + g.back[i];

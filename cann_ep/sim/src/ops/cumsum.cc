@@ -8,35 +8,20 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <type_traits>
 
+#include "axis_split.h"
 #include "dtypes.h"
 #include "op_call.h"
+#include "wrapping_sum.h"
 
 namespace aclsim {
 namespace {
 
-// The accumulator: integers add as their unsigned type (wrapping, no undefined overflow), floats as computed.
-template <typename C, bool = std::is_integral<C>::value>
-struct Accumulator {
-  using type = C;
-};
-template <typename C>
-struct Accumulator<C, true> {
-  using type = std::make_unsigned_t<C>;
-};
-
 template <typename T>
 void cumsum_run(const OpCall& c, int64_t axis, bool exclusive, bool reverse) {
   using C = typename T::Compute;
-  using Acc = typename Accumulator<C>::type;
-  const std::vector<int64_t>& dims = c.in[0].dims;
-  int64_t outer = 1, depth = 1, inner = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) outer *= dims[d];
-    if (static_cast<int64_t>(d) == axis) depth = dims[d];
-    if (static_cast<int64_t>(d) > axis) inner *= dims[d];
-  }
+  using Acc = WrappingAccumulatorOf<C>;
+  const auto [outer, depth, inner] = split_at(c.in[0].dims, static_cast<size_t>(axis));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       Acc acc = Acc(0);

@@ -16,12 +16,11 @@
 // the first maximum wins ties, a NaN window gives its last NaN; the selected element is copied
 // bit-exact (MaxPoolV3's rule in this simulator, pooling.cc). A window with no in-image position
 // (possible only with dilation) gives -inf.
-#include <cstring>
-#include <limits>
 
 #include "dtypes.h"
 #include "op_call.h"
 #include "ops/pool_3d.h"
+#include "ops/window_max.h"
 
 namespace aclsim {
 namespace {
@@ -46,18 +45,9 @@ aclError window_list(const OpCall& c, const char* name, bool required, int64_t* 
 
 template <typename T>
 void max_pool_3d(const OpCall& c, const PoolGeom3& g) {
-  using S = typename T::Storage;
-  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-  auto* y = static_cast<unsigned char*>(c.out[0].data);
   int64_t o = 0;
   for_each_window(g, [&](int64_t p, const int64_t* start) {
-    const int64_t arg = window_argmax<T>(x, g, p, start);
-    void* dst = y + o++ * static_cast<int64_t>(sizeof(S));
-    if (arg < 0) {
-      store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
-    } else {
-      std::memmove(dst, x + arg * static_cast<int64_t>(sizeof(S)), sizeof(S));
-    }
+    store_window_max<T>(c, o++, window_argmax<T>(c.in[0].data, g, p, start));
   });
 }
 
@@ -69,8 +59,7 @@ aclError k_max_pool_3d(const OpCall& c, Run* run) {
   if (aclError rc = expect_ncdhw_pool(c)) return rc;
   const OpTensor& x = c.in[0];
   PoolGeom3 g;
-  g.planes = x.dims[0] * x.dims[1];
-  for (int a = 0; a < kAxes; ++a) g.in[a] = x.dims[static_cast<size_t>(2 + a)];
+  view_as_planes(x, &g);
   if (aclError rc = window_list(c, "ksize", true, g.k)) return rc;
   if (aclError rc = window_list(c, "strides", true, g.s)) return rc;
   if (aclError rc = window_list(c, "dilation", false, g.d)) return rc;
@@ -97,21 +86,10 @@ aclError k_max_pool_3d(const OpCall& c, Run* run) {
                 "and smaller than the dilated kernel extent on its axis",
                 shape_str(pads).c_str());
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
-  std::vector<int64_t> want{x.dims[0], x.dims[1]};
-  for (int a = 0; a < kAxes; ++a) {
-    g.pad[a] = pads[static_cast<size_t>(2 * a)];
-    const int64_t span =
-        g.in[a] + pads[static_cast<size_t>(2 * a)] + pads[static_cast<size_t>(2 * a + 1)] - (g.d[a] * (g.k[a] - 1) + 1);
-    if (span < 0 || g.in[a] < 1)
-      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
-                  "MaxPool3D: input 0 (x) %s with pads %s is smaller than the dilated kernel on spatial axis %d",
-                  shape_str(x.dims).c_str(), shape_str(pads).c_str(), a);
-    const int64_t o = pooled_extent(g.in[a], g.pad[a], pads[static_cast<size_t>(2 * a + 1)], g.d[a] * (g.k[a] - 1) + 1,
-                                    g.s[a], ceil_mode);
-    g.out[a] = o;
-    want.push_back(o);
-  }
-  if (aclError rc = expect_output_shape(c, 0, "output 0 (y)", want, "pooled x")) return rc;
+  int64_t extent[kAxes];  // the dilated kernel
+  for (int a = 0; a < kAxes; ++a) extent[a] = g.d[a] * (g.k[a] - 1) + 1;
+  if (aclError rc = pooled_output(c, pads, extent, g.s, ceil_mode, "dilated kernel", g.out)) return rc;
+  for (int a = 0; a < kAxes; ++a) g.pad[a] = pads[static_cast<size_t>(2 * a)];
   visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) { *run = [c, g] { max_pool_3d<decltype(t)>(c, g); }; });
   return ACL_SUCCESS;
 }

@@ -14,13 +14,13 @@
 // copied bit-exact, and argmax its index in its (n, c) plane, d * H * W + h * W + w; padding never
 // takes part; the first maximum wins ties and a window of NaNs gives its last NaN
 // (pool_3d.h window_argmax, MaxPool3D's rule).
-#include <cstring>
 #include <limits>
 
 #include "dtypes.h"
 #include "internal.h"
 #include "op_call.h"
 #include "ops/pool_3d.h"
+#include "ops/window_max.h"
 
 namespace aclsim {
 namespace {
@@ -45,22 +45,13 @@ aclError triple(const OpCall& c, const char* name, bool required, int64_t fallba
 
 template <typename T, typename I>
 void max_pool_with_argmax(const OpCall& c, const PoolGeom3& g) {
-  using S = typename T::Storage;
-  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-  auto* y = static_cast<unsigned char*>(c.out[0].data);
   auto* argmax = static_cast<I*>(c.out[1].data);
   const int64_t plane = g.in[0] * g.in[1] * g.in[2];
   int64_t o = 0;
   for_each_window(g, [&](int64_t p, const int64_t* start) {
-    const int64_t arg = window_argmax<T>(x, g, p, start);
-    void* dst = y + o * static_cast<int64_t>(sizeof(S));
-    if (arg < 0) {  // only with dilation (Ascend 950): no in-image position
-      store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
-      argmax[o++] = 0;
-      return;
-    }
-    std::memmove(dst, x + arg * static_cast<int64_t>(sizeof(S)), sizeof(S));
-    argmax[o++] = static_cast<I>(arg - p * plane);
+    const int64_t arg = window_argmax<T>(c.in[0].data, g, p, start);
+    store_window_max<T>(c, o, arg);
+    argmax[o++] = arg < 0 ? 0 : static_cast<I>(arg - p * plane);  // arg < 0 only with dilation (Ascend 950)
   });
 }
 
@@ -68,17 +59,9 @@ void max_pool_with_argmax(const OpCall& c, const PoolGeom3& g) {
 
 aclError k_max_pool3d_with_argmax_v2(const OpCall& c, Run* run) {
   const char* op = c.type.c_str();
-  if (aclError rc = expect_counts(c, 1, 2)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0], &argmax = c.out[1];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
-  if (x.dims.size() != 5)
-    return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (x) has shape %s, expected 5-D NCDHW", op,
-                shape_str(x.dims).c_str());
-  const std::string format = c.attr_string("data_format", "NCDHW");
-  if (format != "NCDHW")
-    return fail(ACL_ERROR_OP_ATTR_NOT_MATCH, "%s: attribute data_format is \"%s\"; the simulator implements NCDHW only",
-                op, format.c_str());
+  if (aclError rc = expect_x_to_y(c, 1, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, /*n_out=*/2)) return rc;
+  if (aclError rc = expect_ncdhw_x(c, "NCDHW")) return rc;
+  const OpTensor &x = c.in[0], &argmax = c.out[1];
   const std::string family = soc_family();
   const bool a2_a3 = family == "ascend910b" || family == "ascend910_93";
   const int64_t dtype = c.attr_int("dtype", 3);
@@ -93,8 +76,7 @@ aclError k_max_pool3d_with_argmax_v2(const OpCall& c, Run* run) {
     return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH, "%s: output 1 (argmax) has dtype %s, expected %s (attribute dtype %lld)",
                 op, dtype_name(argmax.dtype), dtype_name(index_type), static_cast<long long>(dtype));
   PoolGeom3 g;
-  g.planes = x.dims[0] * x.dims[1];
-  for (int a = 0; a < kAxes; ++a) g.in[a] = x.dims[static_cast<size_t>(2 + a)];
+  view_as_planes(x, &g);
   if (aclError rc = triple(c, "ksize", true, 1, 1, g.k)) return rc;
   if (aclError rc = triple(c, "strides", true, 1, 1, g.s)) return rc;
   if (aclError rc = triple(c, "pads", true, 0, 0, g.pad)) return rc;

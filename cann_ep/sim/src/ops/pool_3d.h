@@ -4,29 +4,33 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dtypes.h"
 #include "op_call.h"
 
 namespace aclsim {
 
-// One input and one output of x's dtype (float32, float16, bfloat16: both defs), x 5-D, and
-// data_format "NCDHW", the one simulated (CANN's default is "NDHWC").
-inline aclError expect_ncdhw_pool(const OpCall& c) {
+// x (input 0) 5-D and data_format "NCDHW", the one simulated (`default_format` when absent).
+inline aclError expect_ncdhw_x(const OpCall& c, const char* default_format) {
   const char* op = c.type.c_str();
-  if (aclError rc = expect_counts(c, 1, 1)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  const OpTensor& x = c.in[0];
   if (x.dims.size() != 5)
     return fail(ACL_ERROR_OP_INPUT_NOT_MATCH, "%s: input 0 (x) has shape %s, expected 5-D NCDHW", op,
                 shape_str(x.dims).c_str());
-  const std::string format = c.attr_string("data_format", "NDHWC");
+  const std::string format = c.attr_string("data_format", default_format);
   if (format != "NCDHW")
     return fail(ACL_ERROR_OP_ATTR_NOT_MATCH,
                 "%s: attribute data_format is \"%s\"%s; the simulator implements NCDHW only", op, format.c_str(),
                 c.has_attr("data_format") ? "" : " (the default)");
   return ACL_SUCCESS;
+}
+
+// One input and one output of x's dtype (float32, float16, bfloat16: both defs), x 5-D, and
+// data_format "NCDHW", the one simulated (CANN's default is "NDHWC").
+inline aclError expect_ncdhw_pool(const OpCall& c) {
+  if (aclError rc = expect_x_to_y(c, 1, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  return expect_ncdhw_x(c, "NDHWC");
 }
 
 // The output extent of one axis (both infershapes): floor((in + front + back - extent) / stride) + 1,
@@ -40,6 +44,35 @@ inline int64_t pooled_extent(int64_t in, int64_t front, int64_t back, int64_t ex
 }
 
 constexpr int kAxes = 3;  // D, H, W
+
+// x (input 0, [N, C, D, H, W]) viewed as [planes = N * C, D, H, W] in a geometry `g` (its planes and
+// in[kAxes]).
+template <typename Geom>
+void view_as_planes(const OpTensor& x, Geom* g) {
+  g->planes = x.dims[0] * x.dims[1];
+  for (int a = 0; a < kAxes; ++a) g->in[a] = x.dims[static_cast<size_t>(2 + a)];
+}
+
+// The output extents `out` of a 3-D pooling of x (input 0) with `pads` (6 values [front, back,
+// top, bottom, left, right]) and windows `extent` long (the dilated kernel) every `stride`
+// (pooled_extent); an error if x with its pads is shorter than a window on an axis (`window` names
+// it, e.g. "kernel"), or if output 0 is not [N, C, out...].
+inline aclError pooled_output(const OpCall& c, const std::vector<int64_t>& pads, const int64_t* extent,
+                              const int64_t* stride, bool ceil_mode, const char* window, int64_t* out) {
+  const OpTensor& x = c.in[0];
+  std::vector<int64_t> want{x.dims[0], x.dims[1]};
+  for (int a = 0; a < kAxes; ++a) {
+    const int64_t in = x.dims[static_cast<size_t>(2 + a)];
+    const int64_t front = pads[static_cast<size_t>(2 * a)], back = pads[static_cast<size_t>(2 * a + 1)];
+    if (in + front + back - extent[a] < 0 || in < 1)
+      return fail(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                  "%s: input 0 (x) %s with pads %s is smaller than the %s on spatial axis %d", c.type.c_str(),
+                  shape_str(x.dims).c_str(), shape_str(pads).c_str(), window, a);
+    out[a] = pooled_extent(in, front, back, extent[a], stride[a], ceil_mode);
+    want.push_back(out[a]);
+  }
+  return expect_output_shape(c, 0, "output 0 (y)", want, "pooled x");
+}
 
 // A 3-D pooling's geometry over x viewed as [planes = N * C, D, H, W].
 struct PoolGeom3 {

@@ -16,12 +16,12 @@
 // pooling/max_pool_grad/op_host/arch35/max_pool_grad_tiling_base.cpp:333-390 and
 // pooling/pool_grad_common/op_host/arch35/max_pool_grad_with_argmax_tiling_common.h:97-106.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "dtypes.h"
 #include "op_call.h"
+#include "ops/window_max.h"
 
 namespace aclsim {
 namespace {
@@ -80,23 +80,25 @@ int64_t div_floor(int64_t x, int64_t y) {
   return q;
 }
 
-// The flat in-image index (h * W + w) of the window's selected maximum, or -1 if the window has no
-// in-image position.
+// The element index in x (p * H * W + h * W + w) of the selected maximum of plane p's window
+// (oy, ox), or -1 if the window has no in-image position.
 template <typename T>
-int64_t window_argmax(const void* plane, const PoolGeom& g, int64_t oy, int64_t ox) {
+int64_t window_argmax(const void* x, const PoolGeom& g, int64_t p, int64_t oy, int64_t ox) {
   const int64_t hs = oy * g.sh - g.pt, ws = ox * g.sw - g.pl;
   const int64_t he = std::min(hs + g.kh, g.h), we = std::min(ws + g.kw, g.w);
   const int64_t h0 = std::max<int64_t>(hs, 0), w0 = std::max<int64_t>(ws, 0);
   if (h0 >= he || w0 >= we) return -1;
-  using V = typename T::Compute;  // float for the 16-bit types, double for double: compared exactly
+  using V = typename T::Compute;        // float for the 16-bit types, double for double: compared exactly
+  const int64_t plane = p * g.h * g.w;  // the plane's first element
   V best = -std::numeric_limits<V>::infinity();
-  int64_t arg = h0 * g.w + w0;
-  for (int64_t y = h0; y < he; ++y)
-    for (int64_t x = w0; x < we; ++x) {
-      const V v = load_at<T>(plane, y * g.w + x);
+  int64_t arg = plane + h0 * g.w + w0;
+  for (int64_t h = h0; h < he; ++h)
+    for (int64_t w = w0; w < we; ++w) {
+      const int64_t at = plane + h * g.w + w;
+      const V v = load_at<T>(x, at);
       if (v > best || v != v) {
         best = v;
-        arg = y * g.w + x;
+        arg = at;
       }
     }
   return arg;
@@ -104,36 +106,23 @@ int64_t window_argmax(const void* plane, const PoolGeom& g, int64_t oy, int64_t 
 
 template <typename T>
 void max_pool(const OpCall& c, const PoolGeom& g) {
-  using S = typename T::Storage;
-  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
-  auto* y = static_cast<unsigned char*>(c.out[0].data);
-  const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
+  int64_t o = 0;
   for (int64_t p = 0; p < g.n * g.c; ++p)
     for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t arg = window_argmax<T>(x + p * plane * sizeof(S), g, oy, ox);
-        void* dst = y + (p * out_plane + oy * g.ow + ox) * sizeof(S);
-        if (arg < 0) {
-          store_at<T>(dst, 0, -std::numeric_limits<float>::infinity());
-        } else {
-          std::memmove(dst, x + (p * plane + arg) * sizeof(S), sizeof(S));
-        }
-      }
+      for (int64_t ox = 0; ox < g.ow; ++ox) store_window_max<T>(c, o++, window_argmax<T>(c.in[0].data, g, p, oy, ox));
 }
 
 template <typename T>
 void max_pool_grad(const OpCall& c, const PoolGeom& g) {
-  using S = typename T::Storage;
-  const auto* x = static_cast<const unsigned char*>(c.in[0].data);
   const void* grad = c.in[2].data;
   const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
   std::vector<float> acc(static_cast<size_t>(g.n * g.c * plane), 0.0f);
   for (int64_t p = 0; p < g.n * g.c; ++p)
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t arg = window_argmax<T>(x + p * plane * sizeof(S), g, oy, ox);
+        const int64_t arg = window_argmax<T>(c.in[0].data, g, p, oy, ox);
         if (arg < 0) continue;
-        float& a = acc[static_cast<size_t>(p * plane + arg)];
+        float& a = acc[static_cast<size_t>(arg)];
         a = fadd(a, static_cast<float>(load_at<T>(grad, p * out_plane + oy * g.ow + ox)));
       }
   for (size_t i = 0; i < acc.size(); ++i)

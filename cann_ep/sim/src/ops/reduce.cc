@@ -29,6 +29,7 @@
 
 #include "dtypes.h"
 #include "op_call.h"
+#include "wrapping_sum.h"
 
 namespace aclsim {
 namespace {
@@ -70,16 +71,6 @@ std::string plan_reduce(const std::vector<int64_t>& x_dims, const std::vector<in
 bool shape_fits(const std::vector<int64_t>& want, const std::vector<int64_t>& got) {
   return got == want || (want.empty() && got == std::vector<int64_t>{1});
 }
-
-// Accumulator type: the float type itself, or the unsigned type of an integer (sums wrap).
-template <typename C, bool = std::is_floating_point<C>::value>
-struct AccOf {
-  using type = C;
-};
-template <typename C>
-struct AccOf<C, false> {
-  using type = std::make_unsigned_t<C>;
-};
 
 enum class Reduce { kSum, kMean, kMax, kMin, kProd };
 
@@ -137,7 +128,7 @@ void reduce(const OpCall& c, const ReducePlan& p, Reduce r) {
     return;
   }
   using C = typename T::Compute;
-  using Acc = typename AccOf<C>::type;
+  using Acc = WrappingAccumulatorOf<C>;
   const int64_t n_out = output_count(x.dims, p.reduced);
   std::vector<Acc> acc(static_cast<size_t>(n_out), Acc(0));
   std::vector<bool> started(static_cast<size_t>(n_out), false);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "axis_split.h"
 #include "dtypes.h"
 #include "op_call.h"
 #include "row_sum.h"
@@ -23,23 +24,6 @@ namespace {
 
 // The running maximum CANN's pooling/softmax kernels keep: a larger value or any NaN replaces it.
 inline bool replaces_max(float v, float m) { return v > m || v != v; }
-
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;  // dims before the axis, along it, after it
-};
-
-AxisSplit split_at(const std::vector<int64_t>& dims, size_t axis) {
-  AxisSplit s;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d < axis)
-      s.outer *= dims[d];
-    else if (d == axis)
-      s.n = dims[d];
-    else
-      s.inner *= dims[d];
-  }
-  return s;
-}
 
 // SoftmaxV2 (log = false) or LogSoftmaxV2 (log = true) of X along one axis; Y: the output's type.
 template <typename X, typename Y>
@@ -116,37 +100,23 @@ static aclError one_axis(const OpCall& c, const OpTensor& x, AxisSplit* split) {
   return ACL_SUCCESS;
 }
 
-// LogSoftmaxV2(logits; axes = [-1]) -> logsoftmax, one axis.
-aclError k_log_softmax_v2(const OpCall& c, Run* run) {
+// SoftmaxV2 (log = false) or LogSoftmaxV2 (log = true) along one axis: x (input 0) float32,
+// float16 or bfloat16, y (output 0) of x's shape and dtype, or float32 for a float16 x with
+// SoftmaxV2's half_to_float; `x_what` / `y_what` name them in errors.
+aclError softmax_kernel(const OpCall& c, Run* run, bool log, const char* x_what, const char* y_what) {
   if (aclError rc = expect_counts(c, 1, 1)) return rc;
   const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (logits)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  if (aclError rc = expect_same_dtype(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
-  if (aclError rc = expect_same_shape(c, "output 0 (logsoftmax)", y, "input 0 (logits)", x)) return rc;
-  AxisSplit a;
-  if (aclError rc = one_axis(c, x, &a)) return rc;
-  visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
-    using T = decltype(t);
-    *run = [c, a] { softmax_along<T, T>(c, a, /*log=*/true); };
-  });
-  return ACL_SUCCESS;
-}
-
-// SoftmaxV2(x; axes = [-1], half_to_float = false) -> y, one axis.
-aclError k_softmax_v2(const OpCall& c, Run* run) {
-  if (aclError rc = expect_counts(c, 1, 1)) return rc;
-  const OpTensor &x = c.in[0], &y = c.out[0];
-  if (aclError rc = expect_dtype_in(c, "input 0 (x)", x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
-  const bool to_float = c.attr_int("half_to_float", 0) != 0 && x.dtype == ACL_FLOAT16;
+  if (aclError rc = expect_dtype_in(c, x_what, x, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})) return rc;
+  const bool to_float = !log && c.attr_int("half_to_float", 0) != 0 && x.dtype == ACL_FLOAT16;
   if (to_float) {
     if (y.dtype != ACL_FLOAT)
       return fail(ACL_ERROR_OP_OUTPUT_NOT_MATCH,
                   "SoftmaxV2: output 0 (y) has dtype %s, expected float32 (half_to_float with a float16 x)",
                   dtype_name(y.dtype));
-  } else if (aclError rc = expect_same_dtype(c, "output 0 (y)", y, "input 0 (x)", x)) {
+  } else if (aclError rc = expect_same_dtype(c, y_what, y, x_what, x)) {
     return rc;
   }
-  if (aclError rc = expect_same_shape(c, "output 0 (y)", y, "input 0 (x)", x)) return rc;
+  if (aclError rc = expect_same_shape(c, y_what, y, x_what, x)) return rc;
   AxisSplit a;
   if (aclError rc = one_axis(c, x, &a)) return rc;
   if (to_float) {
@@ -155,9 +125,19 @@ aclError k_softmax_v2(const OpCall& c, Run* run) {
   }
   visit_listed<F32, F16, BF16>(x.dtype, [&](auto t) {
     using T = decltype(t);
-    *run = [c, a] { softmax_along<T, T>(c, a, /*log=*/false); };
+    *run = [c, a, log] { softmax_along<T, T>(c, a, log); };
   });
   return ACL_SUCCESS;
+}
+
+// LogSoftmaxV2(logits; axes = [-1]) -> logsoftmax, one axis.
+aclError k_log_softmax_v2(const OpCall& c, Run* run) {
+  return softmax_kernel(c, run, /*log=*/true, "input 0 (logits)", "output 0 (logsoftmax)");
+}
+
+// SoftmaxV2(x; axes = [-1], half_to_float = false) -> y, one axis.
+aclError k_softmax_v2(const OpCall& c, Run* run) {
+  return softmax_kernel(c, run, /*log=*/false, "input 0 (x)", "output 0 (y)");
 }
 
 // SoftmaxCrossEntropyWithLogits(features [N, C], labels [N, C]) -> loss [N], backprop [N, C].

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/norm_grad.h"
 #include "common/tensor_io.h"
 #include "declared/batch_norm_grad.h"
 
@@ -21,30 +22,20 @@ using Def = Declaration;
 constexpr const char* kName = Declaration::kName;
 
 // One run's tensors, and x's shape as [n, c, l].
-struct Run {
-  TensorView dy, x, mean, var, scale;
+struct Run : NormGradRun {
+  TensorView var;
   int64_t n = 1, c = 1, l = 1;
-  void* dx = nullptr;
-  void* dscale = nullptr;  // nullptr: the node does not produce it
-  void* dbias = nullptr;
 };
 
 // Reads the five inputs and checks their shapes against x (errors name the inputs and shapes).
 inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 0, &run->dy));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 1, &run->x));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &run->mean));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 3, &run->var));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 4, &run->scale));
+  ORTOPS_RETURN_IF_ERROR(run->ReadInputs(context, &run->var));
   const std::vector<int64_t>& shape = run->x.shape;
   if (shape.size() < 2) {
     return MakeError(std::string(kName) + ": x has shape " + ShapeText(shape) +
                      "; expected rank >= 2 [N, C, ...] (channels at axis 1)");
   }
-  if (run->dy.shape != shape) {
-    return MakeError(std::string(kName) + ": dy shape " + ShapeText(run->dy.shape) + " differs from x shape " +
-                     ShapeText(shape));
-  }
+  ORTOPS_RETURN_IF_ERROR(run->CheckDyShape(kName));
   const int64_t c = shape[1];
   const std::vector<int64_t> flat{c};
   std::vector<int64_t> column(shape.size(), 1);
@@ -71,11 +62,7 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, Run* run) {
 // GetInputs, then allocates dx and the dscale / dbias the node produces (left null when it does not).
 inline OrtStatusPtr Prepare(OrtKernelContext* context, Run* run) {
   ORTOPS_RETURN_IF_ERROR(GetInputs(context, run));
-  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run->x.shape, &run->dx));
-  const std::vector<int64_t> flat{run->c};
-  bool produced = false;
-  ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, flat, &run->dscale, &produced));
-  return AllocateOptionalOutput(context, 2, flat, &run->dbias, &produced);
+  return run->AllocateOutputs(context, {run->c});
 }
 
 }  // namespace ortops::batch_norm_grad

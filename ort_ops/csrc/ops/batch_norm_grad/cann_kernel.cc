@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cann/param_grads.h"
 #include "cann/sequence_kernel.h"
 #include "cann/soc.h"
 #include "common/op_base.h"
@@ -48,22 +49,12 @@ struct CannKernel : WithAttributes<Def> {
     constexpr aclDataType type = cann::kAclType<T>;
     const std::vector<int64_t> channels{run.c};
     const size_t param_bytes = cann::AclBytes(type, channels);
-    if (run.n * run.l == 0) {  // sums over no element
-      for (void* out : {run.dscale, run.dbias}) {
-        if (out == nullptr) continue;
-        const aclError rc = cann.acl->MemsetAsync(out, param_bytes, 0, param_bytes, cann.stream);
-        if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": aclrtMemsetAsync", rc);
-      }
-      return nullptr;
-    }
+    if (run.n * run.l == 0) return cann::ZeroParamGrads(cann, kName, run, param_bytes);  // sums over no element
     ScratchLayout layout;
     const size_t stat_bytes = cann::AclBytes(ACL_FLOAT, channels);
-    const size_t dscale_at = layout.Add(run.dscale != nullptr ? 0 : param_bytes);
-    const size_t dbias_at = layout.Add(run.dbias != nullptr ? 0 : param_bytes);
+    const cann::ParamGradTargets grads(run, param_bytes, &layout);
     const size_t rstd_at = layout.Add(rstd_input ? stat_bytes : 0);
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch, run.x.memory, layout.size()));
-    void* dscale = run.dscale != nullptr ? run.dscale : cann.Scratch(dscale_at);
-    void* dbias = run.dbias != nullptr ? run.dbias : cann.Scratch(dbias_at);
     const void* save_rstd = run.var.data;
     if (rstd_input) {  // rstd = 1 / sqrt(var + epsilon), in place in scratch
       void* rstd = cann.Scratch(rstd_at);
@@ -86,8 +77,8 @@ struct CannKernel : WithAttributes<Def> {
         .Input(run.mean.data, stat_bytes, ACL_FLOAT, channels)
         .Input(save_rstd, stat_bytes, ACL_FLOAT, channels)
         .Output(run.dx, x_bytes, type, nchw, ACL_FORMAT_NCHW)
-        .Output(dscale, param_bytes, type, channels)
-        .Output(dbias, param_bytes, type, channels)
+        .Output(grads.DScale(cann), param_bytes, type, channels)
+        .Output(grads.DBias(cann), param_bytes, type, channels)
         .AttrBool("is_training", true)
         .AttrFloat("epsilon", attributes.epsilon)
         .Run(cann.stream);

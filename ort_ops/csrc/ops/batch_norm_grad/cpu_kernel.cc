@@ -23,7 +23,6 @@ struct CpuKernel : WithAttributes<Def> {
     const int64_t n = run.n, c = run.c, l = run.l;
     const float epsilon = attributes.epsilon;
     const float inv_m = 1.0f / static_cast<float>(n * l);
-    const bool parallel = static_cast<int64_t>(run.x.count) >= kItemParallelMinElements;
     auto channel = [&](size_t item) {
       const auto ch = static_cast<int64_t>(item);
       const float mean = LoadFloat<Float32>(run.mean.data, item);
@@ -51,10 +50,9 @@ struct CpuKernel : WithAttributes<Def> {
           StoreFloat<T>(run.dx, at, (((LoadFloat<T>(run.dy.data, at) - a) - xc * k) / std_dev) * w);
         }
       }
-      if (run.dscale != nullptr) StoreFloat<T>(run.dscale, item, dw);
-      if (run.dbias != nullptr) StoreFloat<T>(run.dbias, item, db);
+      run.StoreParamGrads<T>(item, dw, db);
     };
-    return ForEachItem(context, static_cast<size_t>(c), parallel && c > 1, channel);
+    return ForEachItem(context, static_cast<size_t>(c), static_cast<int64_t>(run.x.count), channel);
   }
 };
 

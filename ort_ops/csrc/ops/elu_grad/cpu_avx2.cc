@@ -77,81 +77,86 @@ ORTOPS_AVX2 inline __m256i RoundToBFloat16Bits(__m256 v) {
   return _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
 }
 
-ORTOPS_AVX2 void F32(const void* gv, const void* av, void* yv, size_t n, float alpha, bool streaming) {
-  const auto g = static_cast<Bytes>(gv), a = static_cast<Bytes>(av);
-  auto* y = static_cast<unsigned char*>(yv);
-  const __m256 va = _mm256_set1_ps(alpha);
-  size_t i = StreamingPrologue<Float32>(y, n, 32, &streaming);
-  EluGradScalar<Float32>(g, a, y, i, alpha);
-  for (; i + kBlock <= n; i += kBlock) {
-    const size_t at = i * sizeof(float);
-    const __m256 r0 = Select(LoadF32(g + at), LoadF32(a + at), va);
-    const __m256 r1 = Select(LoadF32(g + at + 32), LoadF32(a + at + 32), va);
-    if (AnyNan(_mm256_add_ps(r0, r1))) {  // a NaN in either: the scalar math decides its payload
-      EluGradScalar<Float32>(g + at, a + at, y + at, kBlock, alpha);
-      continue;
-    }
-    Store256(y + at, _mm256_castps_si256(r0), streaming);
-    Store256(y + at + 32, _mm256_castps_si256(r1), streaming);
+// One dtype's vector steps over a block of kBlock elements at g, a (results at y): Compute gives
+// the block's float32 results in two halves, Store writes them as the dtype (streamed when
+// `streaming`: y is then kStreamAlign-byte aligned).
+struct F32Block {
+  using Type = Float32;
+  static constexpr size_t kStreamAlign = 32;
+  ORTOPS_AVX2 static void Compute(Bytes g, Bytes a, __m256 va, __m256* r0, __m256* r1) {
+    *r0 = Select(LoadF32(g), LoadF32(a), va);
+    *r1 = Select(LoadF32(g + 32), LoadF32(a + 32), va);
   }
-  if (streaming) _mm_sfence();
-  EluGradScalar<Float32>(g + i * 4, a + i * 4, y + i * 4, n - i, alpha);
-}
+  ORTOPS_AVX2 static void Store(unsigned char* y, __m256 r0, __m256 r1, bool streaming) {
+    Store256(y, _mm256_castps_si256(r0), streaming);
+    Store256(y + 32, _mm256_castps_si256(r1), streaming);
+  }
+};
 
-ORTOPS_AVX2 void F16(const void* gv, const void* av, void* yv, size_t n, float alpha, bool streaming) {
-  const auto g = static_cast<Bytes>(gv), a = static_cast<Bytes>(av);
-  auto* y = static_cast<unsigned char*>(yv);
-  const __m256 va = _mm256_set1_ps(alpha);
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  size_t i = StreamingPrologue<Float16>(y, n, 16, &streaming);
-  EluGradScalar<Float16>(g, a, y, i, alpha);
-  for (; i + kBlock <= n; i += kBlock) {
-    const size_t at = i * 2;
-    const __m256 r0 = Select(LoadHalf(g + at), LoadHalf(a + at), va);
-    const __m256 r1 = Select(LoadHalf(g + at + 16), LoadHalf(a + at + 16), va);
-    if (AnyNan(_mm256_add_ps(r0, r1))) {  // a NaN in either: redo both exactly
-      EluGradScalar<Float16>(g + at, a + at, y + at, kBlock, alpha);
-      continue;
-    }
-    Store128(y + at, _mm256_cvtps_ph(r0, kRound), streaming);
-    Store128(y + at + 16, _mm256_cvtps_ph(r1, kRound), streaming);
+struct F16Block {
+  using Type = Float16;
+  static constexpr size_t kStreamAlign = 16;
+  ORTOPS_AVX2 static void Compute(Bytes g, Bytes a, __m256 va, __m256* r0, __m256* r1) {
+    *r0 = Select(LoadHalf(g), LoadHalf(a), va);
+    *r1 = Select(LoadHalf(g + 16), LoadHalf(a + 16), va);
   }
-  if (streaming) _mm_sfence();
-  EluGradScalar<Float16>(g + i * 2, a + i * 2, y + i * 2, n - i, alpha);
-}
+  ORTOPS_AVX2 static void Store(unsigned char* y, __m256 r0, __m256 r1, bool streaming) {
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    Store128(y, _mm256_cvtps_ph(r0, kRound), streaming);
+    Store128(y + 16, _mm256_cvtps_ph(r1, kRound), streaming);
+  }
+};
 
 // bfloat16 -> float32 is a 16-bit shift: interleaving zeros below the 16-bit values gives the
-// float32 bits of elements {0-3, 8-11} (low) and {4-7, 12-15} (high) with no cross-lane
-// shuffle; packing the two results with packus restores the element order.
-ORTOPS_AVX2 void BF16(const void* gv, const void* av, void* yv, size_t n, float alpha, bool streaming) {
+// float32 bits of elements {0-3, 8-11} (low half, r0) and {4-7, 12-15} (high half, r1) with no
+// cross-lane shuffle; packing the two results with packus restores the element order.
+struct BF16Block {
+  using Type = BFloat16;
+  static constexpr size_t kStreamAlign = 32;
+  ORTOPS_AVX2 static void Compute(Bytes g, Bytes a, __m256 va, __m256* r0, __m256* r1) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i gv16 = Load256(g);
+    const __m256i av16 = Load256(a);
+    *r0 = Select(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, gv16)),
+                 _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, av16)), va);
+    *r1 = Select(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, gv16)),
+                 _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, av16)), va);
+  }
+  ORTOPS_AVX2 static void Store(unsigned char* y, __m256 r0, __m256 r1, bool streaming) {
+    Store256(y, _mm256_packus_epi32(RoundToBFloat16Bits(r0), RoundToBFloat16Bits(r1)), streaming);
+  }
+};
+
+// The loop of every dtype: scalar elements until streamed stores can start, blocks of kBlock
+// elements (a block whose results hold a NaN redone with the scalar math, which alone decides NaN
+// payloads), then the scalar tail.
+template <typename B>
+ORTOPS_AVX2 void BlockLoop(const void* gv, const void* av, void* yv, size_t n, float alpha, bool streaming) {
+  using T = typename B::Type;
+  constexpr size_t kSize = sizeof(typename T::Storage);
   const auto g = static_cast<Bytes>(gv), a = static_cast<Bytes>(av);
   auto* y = static_cast<unsigned char*>(yv);
   const __m256 va = _mm256_set1_ps(alpha);
-  const __m256i zero = _mm256_setzero_si256();
-  size_t i = StreamingPrologue<BFloat16>(y, n, 32, &streaming);
-  EluGradScalar<BFloat16>(g, a, y, i, alpha);
+  size_t i = StreamingPrologue<T>(y, n, B::kStreamAlign, &streaming);
+  EluGradScalar<T>(g, a, y, i, alpha);
   for (; i + kBlock <= n; i += kBlock) {
-    const size_t at = i * 2;
-    const __m256i gv16 = Load256(g + at);
-    const __m256i av16 = Load256(a + at);
-    const __m256 lo = Select(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, gv16)),
-                             _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, av16)), va);
-    const __m256 hi = Select(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, gv16)),
-                             _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, av16)), va);
-    if (AnyNan(_mm256_add_ps(lo, hi))) {  // a NaN in either half: redo the block exactly
-      EluGradScalar<BFloat16>(g + at, a + at, y + at, kBlock, alpha);
+    const size_t at = i * kSize;
+    __m256 r0, r1;
+    B::Compute(g + at, a + at, va, &r0, &r1);
+    if (AnyNan(_mm256_add_ps(r0, r1))) {
+      EluGradScalar<T>(g + at, a + at, y + at, kBlock, alpha);
       continue;
     }
-    Store256(y + at, _mm256_packus_epi32(RoundToBFloat16Bits(lo), RoundToBFloat16Bits(hi)), streaming);
+    B::Store(y + at, r0, r1, streaming);
   }
   if (streaming) _mm_sfence();
-  EluGradScalar<BFloat16>(g + i * 2, a + i * 2, y + i * 2, n - i, alpha);
+  EluGradScalar<T>(g + i * kSize, a + i * kSize, y + i * kSize, n - i, alpha);
 }
 
 }  // namespace
 
 const CpuLoops* Avx2Loops() {
-  static const CpuLoops loops{"avx2", F32, F16, BF16};
+  static const CpuLoops loops{"avx2", BlockLoop<F32Block>, BlockLoop<F16Block>, BlockLoop<BF16Block>};
   return &loops;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cann/param_grads.h"
 #include "cann/sequence_kernel.h"
 #include "cann/soc.h"
 #include "common/op_base.h"
@@ -41,27 +42,16 @@ struct CannKernel : WithAttributes<Def> {
     ORTOPS_RETURN_IF_ERROR(SequenceRun::Begin(context, kName, &cann));
     constexpr aclDataType type = cann::kAclType<T>;
     const size_t param_bytes = cann::AclBytes(type, run.scale_shape);
-    if (run.rows == 0) {  // sums over no rows
-      for (void* out : {run.dscale, run.dbias}) {
-        if (out == nullptr) continue;
-        const aclError rc = cann.acl->MemsetAsync(out, param_bytes, 0, param_bytes, cann.stream);
-        if (rc != ACL_SUCCESS) return cann::AclError(*cann.acl, std::string(kName) + ": aclrtMemsetAsync", rc);
-      }
-      return nullptr;
-    }
-    // the outputs the node does not produce are written to scratch
+    if (run.rows == 0) return cann::ZeroParamGrads(cann, kName, run, param_bytes);  // sums over no rows
     ScratchLayout layout;
-    const size_t dscale_at = layout.Add(run.dscale != nullptr ? 0 : param_bytes);
-    const size_t dbias_at = layout.Add(run.dbias != nullptr ? 0 : param_bytes);
+    const cann::ParamGradTargets grads(run, param_bytes, &layout);  // the outputs the node does not produce: scratch
     ORTOPS_RETURN_IF_ERROR(cann.Lease(context, scratch, run.x.memory, layout.size()));
-    void* dscale = run.dscale != nullptr ? run.dscale : cann.Scratch(dscale_at);
-    void* dbias = run.dbias != nullptr ? run.dbias : cann.Scratch(dbias_at);
     const std::vector<int64_t>& shape = run.x.shape;
     return cann.Op("LayerNormGradV3")
-        .Tensors(
-            {Device(run.dy.data, type, shape), Device(run.x.data, type, shape), F32(run.rstd.data, run.rstd.shape),
-             F32(run.mean.data, run.mean.shape), Device(run.scale.data, type, run.scale_shape)},
-            {Device(run.dx, type, shape), Device(dscale, type, run.scale_shape), Device(dbias, type, run.scale_shape)})
+        .Tensors({Device(run.dy.data, type, shape), Device(run.x.data, type, shape), F32(run.rstd.data, run.rstd.shape),
+                  F32(run.mean.data, run.mean.shape), Device(run.scale.data, type, run.scale_shape)},
+                 {Device(run.dx, type, shape), Device(grads.DScale(cann), type, run.scale_shape),
+                  Device(grads.DBias(cann), type, run.scale_shape)})
         .Run(cann.stream);
   }
 };

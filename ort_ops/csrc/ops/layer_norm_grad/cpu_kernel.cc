@@ -19,7 +19,7 @@ struct CpuKernel : WithAttributes<Def> {
     Run run;
     ORTOPS_RETURN_IF_ERROR(Prepare(context, attributes.axis, &run));
     const int64_t m = run.m, rows = run.rows;
-    const bool parallel = static_cast<int64_t>(run.x.count) >= kItemParallelMinElements;
+    const auto elements = static_cast<int64_t>(run.x.count);
     auto xhat = [&run, m](int64_t r, int64_t k) {
       const auto at = static_cast<size_t>(r * m + k);
       const auto stat = static_cast<size_t>(r);
@@ -46,7 +46,7 @@ struct CpuKernel : WithAttributes<Def> {
       }
     };
     if (run.x.count > 0) {
-      ORTOPS_RETURN_IF_ERROR(ForEachItem(context, static_cast<size_t>(rows), parallel && rows > 1, row));
+      ORTOPS_RETURN_IF_ERROR(ForEachItem(context, static_cast<size_t>(rows), elements, row));
     }
     if (run.dscale == nullptr && run.dbias == nullptr) return nullptr;
     auto column = [&](size_t item) {
@@ -58,10 +58,9 @@ struct CpuKernel : WithAttributes<Def> {
         ds = r == 0 ? dxh : ds + dxh;
         db = r == 0 ? d : db + d;
       }
-      if (run.dscale != nullptr) StoreFloat<T>(run.dscale, item, ds);
-      if (run.dbias != nullptr) StoreFloat<T>(run.dbias, item, db);
+      run.StoreParamGrads<T>(item, ds, db);
     };
-    return ForEachItem(context, static_cast<size_t>(m), parallel && m > 1, column);
+    return ForEachItem(context, static_cast<size_t>(m), elements, column);
   }
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/norm_grad.h"
 #include "common/tensor_io.h"
 #include "declared/layer_norm_grad.h"
 
@@ -20,23 +21,16 @@ using Def = Declaration;
 constexpr const char* kName = Declaration::kName;
 
 // One run's tensors, and x's shape around the axis.
-struct Run {
-  TensorView dy, x, mean, rstd, scale;
+struct Run : NormGradRun {
+  TensorView rstd;
   std::vector<int64_t> scale_shape;  // x's dims from the axis on (dscale's and dbias's shape)
   int64_t rows = 1, m = 1;
-  void* dx = nullptr;
-  void* dscale = nullptr;  // nullptr: the node does not produce it
-  void* dbias = nullptr;
 };
 
 // Reads the five inputs and checks their shapes against x and axis (errors name the inputs, shapes
 // and axis).
 inline OrtStatusPtr GetInputs(OrtKernelContext* context, int64_t axis, Run* run) {
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 0, &run->dy));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 1, &run->x));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 2, &run->mean));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 3, &run->rstd));
-  ORTOPS_RETURN_IF_ERROR(GetInput(context, 4, &run->scale));
+  ORTOPS_RETURN_IF_ERROR(run->ReadInputs(context, &run->rstd));
   const std::vector<int64_t>& shape = run->x.shape;
   const auto rank = static_cast<int64_t>(shape.size());
   if (axis < -rank || axis >= rank) {
@@ -44,10 +38,7 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, int64_t axis, Run* run)
                      ShapeText(shape));
   }
   const int64_t a = axis < 0 ? axis + rank : axis;
-  if (run->dy.shape != shape) {
-    return MakeError(std::string(kName) + ": dy shape " + ShapeText(run->dy.shape) + " differs from x shape " +
-                     ShapeText(shape));
-  }
+  ORTOPS_RETURN_IF_ERROR(run->CheckDyShape(kName));
   std::vector<int64_t> stats(shape.begin(), shape.begin() + a);
   stats.resize(shape.size(), 1);
   const std::pair<const char*, const TensorView*> stat_inputs[] = {{"mean", &run->mean}, {"inv_std_dev", &run->rstd}};
@@ -72,10 +63,7 @@ inline OrtStatusPtr GetInputs(OrtKernelContext* context, int64_t axis, Run* run)
 // not, and when x has no element: then every output is empty).
 inline OrtStatusPtr Prepare(OrtKernelContext* context, int64_t axis, Run* run) {
   ORTOPS_RETURN_IF_ERROR(GetInputs(context, axis, run));
-  ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run->x.shape, &run->dx));
-  bool produced = false;
-  ORTOPS_RETURN_IF_ERROR(AllocateOptionalOutput(context, 1, run->scale_shape, &run->dscale, &produced));
-  return AllocateOptionalOutput(context, 2, run->scale_shape, &run->dbias, &produced);
+  return run->AllocateOutputs(context, run->scale_shape);
 }
 
 }  // namespace ortops::layer_norm_grad

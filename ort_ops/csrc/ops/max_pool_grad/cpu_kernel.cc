@@ -62,8 +62,8 @@ struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
     ORTOPS_RETURN_IF_ERROR(AllocateOutput(context, 0, run.x.shape, &dx));
     if (run.x.count == 0) return nullptr;
     Job<T> job{&attributes_, &run, dx};
-    const bool parallel = run.planes * run.h * run.w >= kItemParallelMinElements && run.planes > 1;
-    return ForEachItem(context, static_cast<size_t>(run.planes), parallel, [&job](size_t p) { job.Plane(p); });
+    return ForEachItem(context, static_cast<size_t>(run.planes), run.planes * run.h * run.w,
+                       [&job](size_t p) { job.Plane(p); });
   }
 };
 

@@ -107,8 +107,7 @@ struct CpuKernel : CheckedAttributesKernel<Attributes, ReadAttributes> {
     std::vector<double> rows(n, 0.0);
     Job<T> job{&run, &target, attributes_.ignore_index, attributes_.label_smoothing, scale, &classes, dlogits, &rows};
     if (run.c > 0) {
-      const bool parallel = run.n * run.c >= kItemParallelMinElements && n > 1;
-      ORTOPS_RETURN_IF_ERROR(ForEachItem(context, n, parallel, [&job](size_t r) { job.Row(r); }));
+      ORTOPS_RETURN_IF_ERROR(ForEachItem(context, n, run.n * run.c, [&job](size_t r) { job.Row(r); }));
     }
     double total = 0.0;
     for (double v : rows) total += v;

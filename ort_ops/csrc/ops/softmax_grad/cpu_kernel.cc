@@ -38,8 +38,7 @@ struct CpuKernel : WithAttributes<Def> {
       }
     };
     const size_t rows = static_cast<size_t>(run.outer * run.inner);
-    const bool parallel = static_cast<int64_t>(run.y.count) >= kItemParallelMinElements && rows > 1;
-    return ForEachItem(context, rows, parallel, row);
+    return ForEachItem(context, rows, static_cast<int64_t>(run.y.count), row);
   }
 };
 

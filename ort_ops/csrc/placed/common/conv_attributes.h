@@ -147,6 +147,15 @@ inline cann::AclOp& ConvWindowAttributes(cann::AclOp& op, const std::vector<int6
       .AttrString("data_format", strides.size() == 3 ? "NCDHW" : "NCHW");
 }
 
+// Why CANN's 3-D convolution `op` cannot take a window: "strides [..], dilations [..], W [..] and
+// pads [..] exceed CANN <op>'s limits <limits>" (pads: ONNX's).
+inline std::string Conv3dLimitsText(const char* op, const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& dilations, const std::vector<int64_t>& w_shape,
+                                    const std::vector<int64_t>& pads, const char* limits) {
+  return "strides " + ShapeText(strides) + ", dilations " + ShapeText(dilations) + ", W " + ShapeText(w_shape) +
+         " and pads " + ShapeText(pads) + " exceed CANN " + op + "'s limits " + limits;
+}
+
 // A shape of `spatial` dims after N and C as the 4-D one ([N, C, 1, L] for 1-D).
 inline std::vector<int64_t> As4d(const std::vector<int64_t>& shape) {
   std::vector<int64_t> out = shape;

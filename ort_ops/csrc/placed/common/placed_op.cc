@@ -87,6 +87,28 @@ OrtStatusPtr PlacedKernel::Ints(const TensorView& view, const char* what, std::v
   return ReadIntegers(view, name_, what, values);
 }
 
+OrtStatusPtr PlacedKernel::InputInts(OrtKernelContext* context, size_t index, const char* what,
+                                     std::vector<int64_t>* values, TensorView* view) const {
+  TensorView read;
+  TensorView* input = view != nullptr ? view : &read;
+  ORTOPS_RETURN_IF_ERROR(Input(context, index, what, input));
+  return Ints(*input, what, values);
+}
+
+OrtStatusPtr PlacedKernel::WeightedInputs(OrtKernelContext* context, const char* weights, TensorView* x, TensorView* w,
+                                          TensorView* b) const {
+  ORTOPS_RETURN_IF_ERROR(Input(context, 0, "X", x));
+  ORTOPS_RETURN_IF_ERROR(Input(context, 1, weights, w));
+  return GetInput(context, 2, b);
+}
+
+OrtStatusPtr PlacedKernel::DataIndicesAxis(OrtKernelContext* context, int64_t axis, TensorView* data,
+                                           TensorView* indices, int64_t* data_axis) const {
+  ORTOPS_RETURN_IF_ERROR(Input(context, 0, "data", data));
+  ORTOPS_RETURN_IF_ERROR(Input(context, 1, "indices", indices));
+  return AxisOf(axis, *data, "data", data_axis);
+}
+
 OrtStatusPtr PlacedKernel::AxisOf(int64_t axis, const TensorView& x, const char* what, int64_t* out) const {
   if (NormalizeAxis(axis, x.shape.size(), out)) return nullptr;
   return Fail("axis " + std::to_string(axis) + " is out of range for " + what + " of shape " + ShapeText(x.shape));

@@ -38,6 +38,14 @@ constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
 // A file's ops register through `void RegisterCann(OpList& list)` (common/declared_op.h), one
 // list.Add(op type, inputs, outputs, factory) per combination of element types.
 
+// One op name per output type, for a placed op whose inputs do not decide its output type (Cast,
+// ConstantOfShape): ORT infers a custom op's output type from its input types alone, so one name
+// with several output types would get the first one's.
+struct OpOfOutputType {
+  const char* op;
+  ONNXTensorElementDataType type;
+};
+
 inline IoSpec In(ONNXTensorElementDataType type) { return IoSpec{type, false, false}; }
 inline IoSpec Optional(ONNXTensorElementDataType type) { return IoSpec{type, true, false}; }
 // An input the kernel reads on the host (shape, axes): an int64 tensor ORT keeps in CPU memory.
@@ -104,6 +112,17 @@ class PlacedKernel : public Kernel {
   OrtStatusPtr Input(OrtKernelContext* context, size_t index, const char* what, TensorView* view) const;
   // ReadIntegers of a host input.
   OrtStatusPtr Ints(const TensorView& view, const char* what, std::vector<int64_t>* values) const;
+  // Input, then Ints: the values of required host input `index` (its view in `*view` if given).
+  OrtStatusPtr InputInts(OrtKernelContext* context, size_t index, const char* what, std::vector<int64_t>* values,
+                         TensorView* view = nullptr) const;
+  // Reads X (input 0), the weights named `weights` in errors (input 1) and the optional bias (input 2):
+  // the inputs of Conv, ConvTranspose and LayerNormalization.
+  OrtStatusPtr WeightedInputs(OrtKernelContext* context, const char* weights, TensorView* x, TensorView* w,
+                              TensorView* b) const;
+  // Reads `data` (input 0) and `indices` (input 1) and makes `axis` (the node's attribute) an axis
+  // of data (AxisOf): what Gather and GatherElements start with.
+  OrtStatusPtr DataIndicesAxis(OrtKernelContext* context, int64_t axis, TensorView* data, TensorView* indices,
+                               int64_t* data_axis) const;
   // The node's `axis` attribute of input `x` (named `what` in the error) in [0, rank): negative
   // axes count from the end; an error naming the axis and x's shape if it is out of range.
   OrtStatusPtr AxisOf(int64_t axis, const TensorView& x, const char* what, int64_t* out) const;
