@@ -329,14 +329,8 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
     the original ones still read (or unused before the edit: ``missing``) plus the new nodes'
     constants; value infos of tensors that are gone are dropped. Graph inputs and outputs,
     every other field of the model and the graph, and the opsets (+ ``ai.ortops``) are kept."""
-    out = onnx.ModelProto()
-    for desc, value in original.ListFields():
-        if desc.name not in ("graph", "opset_import"):
-            copy_field(out, desc, value)
+    out = _model_shell(original)
     g = out.graph
-    for desc, value in original.graph.ListFields():
-        if desc.name not in ("node", "initializer", "value_info"):
-            copy_field(g, desc, value)
     have = {t.name for t in original.graph.initializer}
     nodes, new_constants, used = [], {}, {t.name for t in graph.outputs}
     for node in graph.nodes:
@@ -356,11 +350,29 @@ def export_keeping_protos(original: onnx.ModelProto, graph: gs.Graph, originals:
     if original.graph.value_info:
         produced = {t.name for node in graph.nodes for t in node.outputs}
         g.value_info.extend(vi for vi in original.graph.value_info if vi.name in produced or vi.name in used)
+    _import_our_domain(out, original)
+    return out
+
+
+def _model_shell(original: onnx.ModelProto) -> onnx.ModelProto:
+    """A new model with every field of ``original`` but its opsets, and a graph with every field
+    but its nodes, initializers and value infos (the kept-proto exports write those)."""
+    out = onnx.ModelProto()
+    for desc, value in original.ListFields():
+        if desc.name not in ("graph", "opset_import"):
+            copy_field(out, desc, value)
+    for desc, value in original.graph.ListFields():
+        if desc.name not in ("node", "initializer", "value_info"):
+            copy_field(out.graph, desc, value)
+    return out
+
+
+def _import_our_domain(out: onnx.ModelProto, original: onnx.ModelProto) -> None:
+    """``original``'s opsets, and ``ai.ortops`` when it has none of it."""
     opsets = list(original.opset_import)
     if not any(op.domain == DOMAIN for op in opsets):
         opsets.append(onnx.helper.make_opsetid(DOMAIN, OPSET_VERSION))
     out.opset_import.extend(opsets)
-    return out
 
 
 def node_proto(node: gs.Node) -> onnx.NodeProto:
@@ -767,14 +779,8 @@ def export_single_graph(graph: ProtoGraph, order: list, missing: set[str], sourc
     their number, is its original NodeProto, unread; the rest as there. Which initializers and
     value infos are still read or written is asked of the index (:class:`_KeptNames`)."""
     original = graph.model
-    out = onnx.ModelProto()
-    for desc, value in original.ListFields():
-        if desc.name not in ("graph", "opset_import"):
-            copy_field(out, desc, value)
+    out = _model_shell(original)
     g = out.graph
-    for desc, value in original.graph.ListFields():
-        if desc.name not in ("node", "initializer", "value_info"):
-            copy_field(g, desc, value)
     have = {t.name for t in original.graph.initializer}
     protos, objects = original.graph.node, graph._nodes
     nodes, new_constants = [], {}
@@ -798,10 +804,7 @@ def export_single_graph(graph: ProtoGraph, order: list, missing: set[str], sourc
     g.initializer.extend(OnnxExporter.export_tensor_proto(t) for t in new_constants.values())
     if original.graph.value_info:
         g.value_info.extend(vi for vi in original.graph.value_info if kept.written(vi.name) or kept.read(vi.name))
-    opsets = list(original.opset_import)
-    if not any(op.domain == DOMAIN for op in opsets):
-        opsets.append(onnx.helper.make_opsetid(DOMAIN, OPSET_VERSION))
-    out.opset_import.extend(opsets)
+    _import_our_domain(out, original)
     return out
 
 
