@@ -73,18 +73,29 @@ class KernelSignature:
     variadic_outputs: bool = False  # the last output repeats, like Split's
 
 
+# kernel_signatures' answers by library file (path, modification time, size): every CANN session
+# and placement asked the library again and parsed its ~1000 lines (about 25 ms each time)
+_SIGNATURES: dict[tuple[str, int, int], tuple[KernelSignature, ...]] = {}
+
+
 def kernel_signatures() -> tuple[KernelSignature, ...]:
-    """Every kernel the built library registers, in registration order."""
+    """Every kernel the built library registers, in registration order (read once per library file)."""
     import ctypes
 
-    lib = ctypes.CDLL(get_library_path())
+    path = get_library_path()
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key in _SIGNATURES:
+        return _SIGNATURES[key]
+    lib = ctypes.CDLL(path)
     lib.OrtOpsRegisteredKernels.restype = ctypes.c_char_p
     out = []
     for line in lib.OrtOpsRegisteredKernels().decode().splitlines():
         domain, name, ep, ins, outs = line.split()
         codes = lambda text: () if text == "-" else tuple(int(t.rstrip("*")) for t in text.split(","))
         out.append(KernelSignature(domain, name, ep, codes(ins), codes(outs), ins.endswith("*"), outs.endswith("*")))
-    return tuple(out)
+    _SIGNATURES[key] = tuple(out)
+    return _SIGNATURES[key]
 
 
 def has_cann_kernels() -> bool:

@@ -25,8 +25,15 @@ def installed_wheels() -> dict[str, str]:
     return found
 
 
+_checked = False  # the environment passed once: every session asked again (~13 ms of metadata scans each)
+
+
 def check_onnxruntime() -> None:
-    """``ImportError`` when more than one ONNX Runtime wheel shares this environment."""
+    """``ImportError`` when more than one ONNX Runtime wheel shares this environment (a pass is
+    remembered for the process: the ``onnxruntime`` it imported does not change)."""
+    global _checked
+    if _checked:
+        return
     found = installed_wheels()
     if len(found) > 1:
         listed = ", ".join(f"{name} {version}" for name, version in sorted(found.items()))
@@ -35,3 +42,4 @@ def check_onnxruntime() -> None:
             "`onnxruntime` package over each other. Keep one: `pip uninstall "
             f"{' '.join(n for n in sorted(found) if n != 'onnxruntime-cann')}` for the CANN EP, or use one "
             "environment per wheel (pip install 'ort-ops[cpu]' / 'ort-ops[cann]')")
+    _checked = True

@@ -13,6 +13,8 @@ row-major order of the index tensor, so with "none" and a repeated index the las
 float16/bfloat16 "add"/"mul" round after every update.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -108,11 +110,12 @@ SCATTER = [((4, 5), (4, 5), (4, 5), 0), ((4, 5), (2, 3), (3, 4), 1), ((3, 4, 2),
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
-@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
-def test_scatter_elements(tmp_path, dtype, reduction):
-    rng = np.random.default_rng(19)
-    cases, refs = [], []
-    for i, (ds, ish, us, axis) in enumerate(SCATTER):
+def test_scatter_elements(tmp_path, dtype):
+    """Every reduction (none, add, mul), each shape of SCATTER, out of place and in place: one child process per dtype."""
+    cases, refs, reductions = [], [], []
+    for reduction, (i, (ds, ish, us, axis)) in itertools.product(["none", "add", "mul"], enumerate(SCATTER)):
+        if i == 0:
+            rng = np.random.default_rng(19)  # each reduction's data as when it ran on its own
         data, updates = values(rng, ds, dtype), values(rng, us, dtype)
         indices = rng.integers(0, ds[axis], ish).astype(np.int64 if i % 2 else np.int32)  # with repeats
         attrs = {"axis": axis, "reduction": reduction}
@@ -124,8 +127,11 @@ def test_scatter_elements(tmp_path, dtype, reduction):
         # in place: y is data's own buffer
         cases.append(("ScatterElements", [data, indices, updates], [Out(acl_dtype(dtype), ds, alias=0)], attrs))
         refs.append(ref)
-    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases, **SOC), refs):
-        assert rc == 0 and msg is None, msg
+        reductions += [reduction, reduction]
+    results = run_ops(tmp_path, cases, **SOC)
+    assert len(results) == len(refs) == 30
+    for (rc, msg, (y,)), ref, reduction in zip(results, refs, reductions):
+        assert rc == 0 and msg is None, (reduction, msg)
         assert_bits_equal(y, ref, nan_payload=reduction == "none")
 
 
@@ -423,19 +429,23 @@ SE_V2_DTYPES = [np.float32, np.float16, BF16, np.int32, np.int8, np.uint8]  # sc
 
 
 @pytest.mark.parametrize("dtype", SE_V2_DTYPES, ids=["float32", "float16", "bfloat16", "int32", "int8", "uint8"])
-@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
-def test_scatter_elements_v2(tmp_path, dtype, reduction):
-    rng = np.random.default_rng(23)
-    cases, refs = [], []
-    for i, (ds, ish, us, axis) in enumerate(SCATTER):
+def test_scatter_elements_v2(tmp_path, dtype):
+    """Every reduction (none, add, mul), each shape of SCATTER: one child process per dtype."""
+    cases, refs, reductions = [], [], []
+    for reduction, (i, (ds, ish, us, axis)) in itertools.product(["none", "add", "mul"], enumerate(SCATTER)):
+        if i == 0:
+            rng = np.random.default_rng(23)  # each reduction's data as when it ran on its own
         data, updates = values(rng, ds, dtype), values(rng, us, dtype)
         indices = rng.integers(0, ds[axis], ish).astype(np.int64 if i % 2 else np.int32)  # with repeats
         attrs = {"axis": axis, "reduction": reduction, "include_self": True}
         ref = scatter_ref(data, indices, updates, axis, reduction)
         cases.append(("ScatterElementsV2", [data, indices, updates], [Out(acl_dtype(dtype), ds, alias=0)], attrs))
         refs.append(ref)
-    for (rc, msg, (y,)), ref in zip(run_ops(tmp_path, cases, **SOC_910B), refs):
-        assert rc == 0 and msg is None, msg
+        reductions.append(reduction)
+    results = run_ops(tmp_path, cases, **SOC_910B)
+    assert len(results) == len(refs) == 15
+    for (rc, msg, (y,)), ref, reduction in zip(results, refs, reductions):
+        assert rc == 0 and msg is None, (reduction, msg)
         assert_bits_equal(y, ref, nan_payload=reduction == "none")
 
 

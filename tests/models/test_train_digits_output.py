@@ -8,6 +8,8 @@ import pytest
 
 from models import train_digits
 
+pytestmark = pytest.mark.python_only  # the demo's output and plot: no op library
+
 
 def test_summary_line_gives_first_and_last_epoch():
     losses = [4.0, 2.0, 1.0, 0.5, 0.25, 0.75]  # 3 epochs of 2 steps

@@ -131,6 +131,7 @@ def generate(root, out):
     return Result(code, stderr.getvalue())
 
 
+@pytest.mark.python_only
 def test_the_generator_needs_only_the_standard_library(tmp_path):
     # -I -S: no site-packages (the isolated build env has neither NumPy nor onnx)
     result = subprocess.run([sys.executable, "-I", "-S", GENERATOR, "--root", ROOT, "--out", str(tmp_path)],
@@ -165,6 +166,7 @@ MALFORMED = [
 ]
 
 
+@pytest.mark.python_only
 @pytest.mark.parametrize("module, old, new, where, what", MALFORMED,
                          ids=["kind", "default", "expression", "dtype", "fixed-type", "providers", "duplicate-name"])
 def test_a_malformed_declaration_is_a_build_error_naming_the_op_and_the_field(tmp_path, module, old, new, where,
@@ -181,6 +183,7 @@ def test_a_malformed_declaration_is_a_build_error_naming_the_op_and_the_field(tm
     assert not (tmp_path / "out" / "declared").exists(), "nothing is generated from a malformed declaration"
 
 
+@pytest.mark.python_only
 def test_a_kernel_folder_without_a_declaration_is_a_build_error(tmp_path):
     root = source_copy(tmp_path)
     (root / "ort_ops" / "csrc" / "ops" / "foo_grad").mkdir()
@@ -189,6 +192,7 @@ def test_a_kernel_folder_without_a_declaration_is_a_build_error(tmp_path):
     assert "ort_ops/csrc/ops/foo_grad/ has kernels but ort_ops/ops/foo_grad.py declares no OP" in result.stderr
 
 
+@pytest.mark.python_only
 def test_host_and_fixed_types_reach_the_generated_io_specs(tmp_path):
     """No op has a host-memory input yet: a declared one becomes an on_cpu IoSpec; an output cannot be one."""
     root = source_copy(tmp_path)

@@ -24,6 +24,7 @@ from ort_ops.model_builder import make_op_model
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.python_only
 @pytest.mark.parametrize(
     "version, expected",
     [("1.17.3", 9), ("1.17.0", 9), ("1.18.1", 10), ("1.19.2", 10), ("1.24.4", 10), ("1.31.1", 10), ("2.0.0", 10),
@@ -49,6 +50,7 @@ def _in_child(code: str, pythonpath: list[str]) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+@pytest.mark.python_only
 def test_version_read_without_importing_onnxruntime():
     got = _in_child(
         "import json, sys; import ort_ops.domain as d; "
@@ -58,6 +60,7 @@ def test_version_read_without_importing_onnxruntime():
     assert got == [ort.__version__, False]
 
 
+@pytest.mark.python_only
 def test_old_runtime_gets_ir_9_models(tmp_path):
     """A stand-in onnxruntime 1.17.3 module first on the path: the model builder writes IR 9."""
     fake = tmp_path / "onnxruntime"
@@ -72,6 +75,7 @@ def test_old_runtime_gets_ir_9_models(tmp_path):
     assert got == ["1.17.3", 9, 9]
 
 
+@pytest.mark.python_only
 def test_no_runtime_gets_the_oldest_runtimes_ir(tmp_path):
     """No onnxruntime importable (a None entry in sys.modules blocks it): IR 9, read by every runtime."""
     got = _in_child(
